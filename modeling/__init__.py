@@ -1,0 +1,34 @@
+"""BERT modeling in TensorFlow 2 / Keras, with an independent attention head size.
+
+The names a reader of the original `modeling.py` looks for are here:
+`BertConfig`, `BertModel`, plus the task models, parameter counting and the
+original checkpoint layout.
+"""
+
+from modeling.activations import gelu, gelu_exact, get_activation
+from modeling.bert_config import BertConfig
+from modeling.bert_model import BertModel, build_model, create_initializer
+from modeling.checkpoint_names import original_variables
+from modeling.classifier_model import BertClassifierModel
+from modeling.parameter_count import count_parameters
+from modeling.pretraining_model import BertPretrainingModel
+from modeling.squad_model import BertSquadModel
+from modeling.tf1_checkpoint import LoadResult, load_checkpoint, save_checkpoint
+
+__all__ = [
+    "BertClassifierModel",
+    "BertConfig",
+    "BertModel",
+    "BertPretrainingModel",
+    "BertSquadModel",
+    "LoadResult",
+    "build_model",
+    "count_parameters",
+    "create_initializer",
+    "gelu",
+    "gelu_exact",
+    "get_activation",
+    "load_checkpoint",
+    "original_variables",
+    "save_checkpoint",
+]

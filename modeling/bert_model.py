@@ -1,0 +1,147 @@
+"""`BertModel`: the original BERT encoder, with an independent head size.
+
+Embeddings, then `num_hidden_layers` of Model Garden's post-LayerNorm
+`TransformerEncoderBlock`, then the tanh pooler on the first token. The
+block's `key_dim` is the head size D: Q, K and V project H -> N*D, logits are
+scaled by 1/sqrt(D), and the output projection maps N*D -> H. With
+`head_size` unset D = H/N, which is the original model exactly.
+"""
+
+import tensorflow as tf
+import tf_keras
+from official.modeling import tf_utils
+from official.nlp.modeling import layers
+
+from modeling import activations
+from modeling.bert_config import BertConfig
+from modeling.embeddings import LAYER_NORM_EPSILON, BertEmbeddings
+
+
+def build_model(model, seq_length=2):
+    """Creates every variable of a BERT model or task model by calling it once.
+
+    Keras creates variables on the first call; checkpoints are loaded after.
+    """
+    ids = tf.zeros([1, seq_length], tf.int32)
+    model(
+        dict(
+            input_ids=ids,
+            input_mask=tf.ones_like(ids),
+            token_type_ids=ids,
+            masked_lm_positions=tf.zeros([1, 1], tf.int32),
+        )
+    )
+    return model
+
+
+def create_initializer(initializer_range):
+    """The original's initializer: normal truncated at 2 stddev."""
+    return tf_keras.initializers.TruncatedNormal(stddev=initializer_range)
+
+
+@tf_keras.utils.register_keras_serializable(package="BertTf2")
+class BertModel(tf_keras.Model):
+    """The BERT encoder.
+
+    Call with a dict:
+      input_ids: int Tensor [batch_size, seq_length].
+      input_mask: (optional) int Tensor [batch_size, seq_length], 1 for real
+        tokens and 0 for padding; padding keys get no attention. Default: ones.
+      token_type_ids: (optional) int Tensor [batch_size, seq_length].
+        Default: zeros.
+
+    Returns a dict:
+      sequence_output: float Tensor [batch_size, seq_length, hidden_size], the
+        last layer's output.
+      pooled_output: float Tensor [batch_size, hidden_size], tanh(dense) of the
+        last layer's first token.
+      all_encoder_layers: list of num_hidden_layers Tensors
+        [batch_size, seq_length, hidden_size].
+      embedding_output: float Tensor [batch_size, seq_length, hidden_size].
+      embedding_table: float Tensor [vocab_size, hidden_size], the word
+        embeddings (the MLM decoder is tied to it).
+    """
+
+    def __init__(self, config, name="bert", **kwargs):
+        super().__init__(name=name, **kwargs)
+        if isinstance(config, dict):
+            config = BertConfig.from_dict(config)
+        config.validate()
+        self.config = config.replace()  # A private copy.
+        initializer = create_initializer(config.initializer_range)
+        self.embeddings = BertEmbeddings(
+            vocab_size=config.vocab_size,
+            hidden_size=config.hidden_size,
+            max_position_embeddings=config.max_position_embeddings,
+            type_vocab_size=config.type_vocab_size,
+            dropout_rate=config.hidden_dropout_prob,
+            initializer=initializer,
+            name="embeddings",
+        )
+        # Padding keys are excluded through the block's masked softmax. It
+        # adds a large negative number where the original adds -10000: both
+        # give exactly zero probability in float32.
+        self.attention_mask = layers.SelfAttentionMask(name="attention_mask")
+        self.encoder_layers = [
+            layers.TransformerEncoderBlock(
+                num_attention_heads=config.num_attention_heads,
+                key_dim=config.attention_head_size,
+                inner_dim=config.intermediate_size,
+                inner_activation=activations.get_activation(config.hidden_act),
+                output_dropout=config.hidden_dropout_prob,
+                attention_dropout=config.attention_probs_dropout_prob,
+                norm_first=False,
+                norm_epsilon=LAYER_NORM_EPSILON,
+                kernel_initializer=tf_utils.clone_initializer(initializer),
+                name="layer_%d" % i,
+            )
+            for i in range(config.num_hidden_layers)
+        ]
+        self.pooler = tf_keras.layers.Dense(
+            units=config.hidden_size,
+            activation="tanh",
+            kernel_initializer=tf_utils.clone_initializer(initializer),
+            name="pooler",
+        )
+
+    def call(self, inputs, training=None):
+        input_ids = inputs["input_ids"]
+        input_mask = inputs.get("input_mask")
+        if input_mask is None:
+            input_mask = tf.ones_like(input_ids)
+        token_type_ids = inputs.get("token_type_ids")
+        if token_type_ids is None:
+            token_type_ids = tf.zeros_like(input_ids)
+        seq_length = input_ids.shape[1]
+        if seq_length is not None and seq_length > self.config.max_position_embeddings:
+            raise ValueError(
+                "Sequence length %d is longer than max_position_embeddings %d of the "
+                "BERT config." % (seq_length, self.config.max_position_embeddings)
+            )
+
+        embedding_output = self.embeddings(input_ids, token_type_ids, training=training)
+        attention_mask = self.attention_mask(embedding_output, input_mask)
+        all_encoder_layers = []
+        x = embedding_output
+        for block in self.encoder_layers:
+            x = block([x, attention_mask], training=training)
+            all_encoder_layers.append(x)
+        pooled_output = self.pooler(x[:, 0, :])
+        return dict(
+            sequence_output=x,
+            pooled_output=pooled_output,
+            all_encoder_layers=all_encoder_layers,
+            embedding_output=embedding_output,
+            embedding_table=tf.convert_to_tensor(self.get_embedding_table()),
+        )
+
+    def get_embedding_table(self):
+        """The word embedding variable [vocab_size, hidden_size]."""
+        return self.embeddings.embedding_table
+
+    def get_config(self):
+        return {"config": self.config.to_dict(), "name": self.name}
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(BertConfig.from_dict(config["config"]), name=config.get("name", "bert"))

@@ -1,0 +1,128 @@
+"""The original BERT checkpoint names of our Keras variables.
+
+Our checkpoints use the TF1 names and shapes of google-research/bert, so that
+released checkpoints load here and ours load in the original code and its
+tools. `original_variables(model)` lists, for a `BertModel` or a task model,
+every variable under its original name with the shape it has there.
+
+Shapes differ only in attention: Keras' MultiHeadAttention keeps heads as a
+separate axis ([H, N, D] kernels, [N, D] biases, an [N, D, H] output kernel)
+where the original stores [H, N*D], [N*D] and [N*D, H]. Heads are the major
+axis in both, so a reshape converts exactly, for any head size.
+"""
+
+import collections
+
+# Model Garden TransformerEncoderBlock weight suffix -> original name under
+# bert/encoder/layer_<i>/.
+_BLOCK_TO_ORIGINAL = collections.OrderedDict(
+    [
+        ("self_attention/query/kernel", "attention/self/query/kernel"),
+        ("self_attention/query/bias", "attention/self/query/bias"),
+        ("self_attention/key/kernel", "attention/self/key/kernel"),
+        ("self_attention/key/bias", "attention/self/key/bias"),
+        ("self_attention/value/kernel", "attention/self/value/kernel"),
+        ("self_attention/value/bias", "attention/self/value/bias"),
+        ("self_attention/attention_output/kernel", "attention/output/dense/kernel"),
+        ("self_attention/attention_output/bias", "attention/output/dense/bias"),
+        ("self_attention_layer_norm/gamma", "attention/output/LayerNorm/gamma"),
+        ("self_attention_layer_norm/beta", "attention/output/LayerNorm/beta"),
+        ("intermediate/kernel", "intermediate/dense/kernel"),
+        ("intermediate/bias", "intermediate/dense/bias"),
+        ("output/kernel", "output/dense/kernel"),
+        ("output/bias", "output/dense/bias"),
+        ("output_layer_norm/gamma", "output/LayerNorm/gamma"),
+        ("output_layer_norm/beta", "output/LayerNorm/beta"),
+    ]
+)
+
+
+class OriginalVariable(collections.namedtuple("OriginalVariable", ["variable", "shape"])):
+    """A Keras variable and its shape in the original checkpoint layout.
+
+    Fields:
+      variable: the tf.Variable.
+      shape: tuple of ints, the shape under the original name.
+    """
+
+    def to_original(self, value):
+        """Reshapes a value of the variable's shape to the original layout."""
+        return value.reshape(self.shape)
+
+    def from_original(self, value):
+        """Reshapes a value in the original layout to the variable's shape."""
+        return value.reshape(tuple(self.variable.shape))
+
+
+def _original_shape(suffix, shape):
+    if suffix.startswith("self_attention/attention_output/kernel"):
+        return (shape[0] * shape[1], shape[2])  # [N, D, H] -> [N*D, H]
+    if suffix.startswith("self_attention/") and suffix.endswith("/kernel"):
+        return (shape[0], shape[1] * shape[2])  # [H, N, D] -> [H, N*D]
+    if suffix.startswith("self_attention/") and suffix.endswith("/bias") and len(shape) == 2:
+        return (shape[0] * shape[1],)  # [N, D] -> [N*D]
+    return tuple(shape)
+
+
+def _block_variables(block, prefix):
+    """Maps one TransformerEncoderBlock's weights to `prefix/...` names."""
+    found = {}
+    for variable in block.weights:
+        name = variable.name.split(":")[0]
+        matches = [s for s in _BLOCK_TO_ORIGINAL if name.endswith("/" + s)]
+        # "output/kernel" is also a suffix of "attention_output/kernel": the
+        # longest match is the one meant.
+        if not matches:
+            raise ValueError("Variable %s of %s has no original BERT name." % (name, prefix))
+        suffix = max(matches, key=len)
+        found[prefix + "/" + _BLOCK_TO_ORIGINAL[suffix]] = OriginalVariable(
+            variable, _original_shape(suffix, tuple(variable.shape))
+        )
+    if len(found) != len(_BLOCK_TO_ORIGINAL):
+        raise ValueError(
+            "%s: expected the %d weights of a TransformerEncoderBlock, found %d (%s)."
+            % (prefix, len(_BLOCK_TO_ORIGINAL), len(found), sorted(found))
+        )
+    return found
+
+
+def encoder_variables(bert):
+    """{original name: OriginalVariable} for a built `BertModel` (`bert/...`)."""
+    if not bert.built:
+        raise ValueError("Build the model first (modeling.build_model) to list its variables.")
+    embeddings = bert.embeddings
+    names = collections.OrderedDict()
+
+    def add(name, variable):
+        names[name] = OriginalVariable(variable, tuple(variable.shape))
+
+    add("bert/embeddings/word_embeddings", embeddings.word_embeddings.embeddings)
+    add("bert/embeddings/token_type_embeddings", embeddings.token_type_embeddings.embeddings)
+    add("bert/embeddings/position_embeddings", embeddings.position_embeddings.weights[0])
+    add("bert/embeddings/LayerNorm/gamma", embeddings.layer_norm.gamma)
+    add("bert/embeddings/LayerNorm/beta", embeddings.layer_norm.beta)
+    for i, block in enumerate(bert.encoder_layers):
+        names.update(_block_variables(block, "bert/encoder/layer_%d" % i))
+    add("bert/pooler/dense/kernel", bert.pooler.kernel)
+    add("bert/pooler/dense/bias", bert.pooler.bias)
+    return names
+
+
+def original_variables(model):
+    """{original name: OriginalVariable} for a `BertModel` or a task model.
+
+    A task model has a `bert` encoder and a `head_variables()` method giving
+    its heads' variables under their original names.
+    """
+    if hasattr(model, "head_variables"):
+        names = encoder_variables(model.bert)
+        for name, variable in model.head_variables().items():
+            names[name] = OriginalVariable(variable, tuple(variable.shape))
+    else:
+        names = encoder_variables(model)
+    # Every trainable weight must have a name, or it would silently not be saved.
+    named = {id(entry.variable) for entry in names.values()}
+    unnamed = [v.name for v in model.weights if id(v) not in named]
+    if unnamed:
+        raise ValueError("Variables without an original BERT name: %s" % unnamed)
+    return names

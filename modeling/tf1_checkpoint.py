@@ -1,0 +1,176 @@
+"""Reading and writing checkpoints in the original BERT (TF1, name-based) layout.
+
+`load_checkpoint` initialises a model from a released `bert_model.ckpt`, an
+original-BERT training checkpoint (its Adam slots and `global_step` are
+ignored) or one of ours. `save_checkpoint` writes a TensorFlow V2 checkpoint
+bundle (`<prefix>.index`, `<prefix>.data-*`) whose variables carry the
+original names and shapes, which `tf.train.load_checkpoint`, TF1's Saver and
+`init_from_checkpoint`, and the original code all read.
+"""
+
+import collections
+import os
+
+import numpy as np
+import tensorflow as tf
+from absl import logging
+
+from modeling.checkpoint_names import original_variables
+
+# Training state that the original's checkpoints carry and model init ignores.
+OPTIMIZER_SLOT_SUFFIXES = ("/adam_m", "/adam_v")
+TRAINING_STATE_NAMES = ("global_step",)
+
+
+class LoadResult(
+    collections.namedtuple("LoadResult", ["loaded", "missing", "unexpected", "ignored"])
+):
+    """What `load_checkpoint` did, as sorted lists of original names.
+
+    Fields:
+      loaded: model variables assigned from the checkpoint.
+      missing: model variables the checkpoint lacks (left at their init).
+      unexpected: checkpoint variables the model lacks (e.g. `cls/` heads
+        when fine-tuning).
+      ignored: training state skipped on purpose (optimizer slots, global_step).
+    """
+
+
+def resolve_checkpoint(path):
+    """Returns a checkpoint prefix for a prefix or a directory.
+
+    Raises:
+      ValueError: when nothing readable is there, naming the path.
+    """
+    if tf.io.gfile.isdir(path):
+        latest = tf.train.latest_checkpoint(path)
+        if latest is None:
+            raise ValueError("No checkpoint found in directory %s." % path)
+        return latest
+    if not tf.io.gfile.exists(path + ".index"):
+        raise ValueError(
+            "Checkpoint %s not found: expected the file %s.index." % (path, path)
+        )
+    return path
+
+
+def is_training_state(name):
+    return name in TRAINING_STATE_NAMES or name.endswith(OPTIMIZER_SLOT_SUFFIXES)
+
+
+def load_checkpoint(model, checkpoint_path):
+    """Assigns a built model's variables from an original-layout checkpoint.
+
+    All shapes are checked before any variable is assigned, so a mismatch
+    leaves the model untouched.
+
+    Args:
+      model: a built `BertModel` or task model.
+      checkpoint_path: a checkpoint prefix or a directory holding one.
+
+    Returns:
+      A `LoadResult`.
+
+    Raises:
+      ValueError: when a variable's shape differs, naming the variable and
+        both shapes.
+    """
+    path = resolve_checkpoint(checkpoint_path)
+    reader = tf.train.load_checkpoint(path)
+    checkpoint_shapes = reader.get_variable_to_shape_map()
+    targets = original_variables(model)
+
+    mismatches = []
+    for name, entry in targets.items():
+        if name in checkpoint_shapes and tuple(checkpoint_shapes[name]) != entry.shape:
+            mismatches.append(
+                "%s: checkpoint shape %s, model shape %s"
+                % (name, list(checkpoint_shapes[name]), list(entry.shape))
+            )
+    if mismatches:
+        raise ValueError(
+            "Checkpoint %s does not fit the model (a changed head_size or "
+            "bert_config?). Shape mismatch for %d variable(s):\n  %s"
+            % (path, len(mismatches), "\n  ".join(mismatches))
+        )
+
+    loaded, missing = [], []
+    for name, entry in targets.items():
+        if name not in checkpoint_shapes:
+            missing.append(name)
+            continue
+        value = entry.from_original(reader.get_tensor(name))
+        entry.variable.assign(value.astype(entry.variable.dtype.as_numpy_dtype))
+        loaded.append(name)
+    ignored = sorted(n for n in checkpoint_shapes if n not in targets and is_training_state(n))
+    unexpected = sorted(
+        n for n in checkpoint_shapes if n not in targets and not is_training_state(n)
+    )
+    result = LoadResult(sorted(loaded), sorted(missing), unexpected, ignored)
+    _log_load(path, result)
+    return result
+
+
+def _log_load(path, result):
+    logging.info(
+        "Loaded %d variables from %s (%d optimizer/step entries ignored).",
+        len(result.loaded),
+        path,
+        len(result.ignored),
+    )
+    if result.missing:
+        logging.warning(
+            "%d model variables are not in %s and keep their initial values:\n  %s",
+            len(result.missing),
+            path,
+            "\n  ".join(result.missing),
+        )
+    if result.unexpected:
+        logging.info(
+            "%d checkpoint variables are not used by this model:\n  %s",
+            len(result.unexpected),
+            "\n  ".join(result.unexpected),
+        )
+
+
+def model_tensors(model):
+    """{original name: numpy value in the original shape} of a built model."""
+    return {
+        name: entry.to_original(entry.variable.numpy())
+        for name, entry in original_variables(model).items()
+    }
+
+
+def write_tensors(checkpoint_prefix, tensors):
+    """Writes {name: array} as a V2 checkpoint bundle at `checkpoint_prefix`."""
+    directory = os.path.dirname(checkpoint_prefix)
+    if directory:
+        tf.io.gfile.makedirs(directory)
+    names = sorted(tensors)
+    tf.raw_ops.SaveV2(
+        prefix=checkpoint_prefix,
+        tensor_names=names,
+        shape_and_slices=[""] * len(names),
+        tensors=[tf.convert_to_tensor(np.asarray(tensors[n])) for n in names],
+    )
+    return checkpoint_prefix
+
+
+def save_checkpoint(model, checkpoint_prefix, extra_tensors=None):
+    """Saves a built model in the original layout.
+
+    Args:
+      model: a built `BertModel` or task model.
+      checkpoint_prefix: e.g. `output_dir/model.ckpt-1000`.
+      extra_tensors: optional {name: value} saved alongside, e.g.
+        `global_step` and `<var>/adam_m` slots of a training checkpoint.
+
+    Returns:
+      The checkpoint prefix.
+    """
+    tensors = model_tensors(model)
+    for name, value in (extra_tensors or {}).items():
+        if name in tensors:
+            raise ValueError("Extra tensor %s would overwrite a model variable." % name)
+        tensors[name] = value
+    return write_tensors(checkpoint_prefix, tensors)
