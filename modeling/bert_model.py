@@ -58,8 +58,8 @@ class BertModel(tf_keras.Model):
       all_encoder_layers: list of num_hidden_layers Tensors
         [batch_size, seq_length, hidden_size].
       embedding_output: float Tensor [batch_size, seq_length, hidden_size].
-      embedding_table: float Tensor [vocab_size, hidden_size], the word
-        embeddings (the MLM decoder is tied to it).
+      embedding_table: the word embedding variable [vocab_size, hidden_size]
+        (the MLM decoder is tied to it).
     """
 
     def __init__(self, config, name="bert", **kwargs):
@@ -132,7 +132,7 @@ class BertModel(tf_keras.Model):
             pooled_output=pooled_output,
             all_encoder_layers=all_encoder_layers,
             embedding_output=embedding_output,
-            embedding_table=tf.convert_to_tensor(self.get_embedding_table()),
+            embedding_table=self.get_embedding_table(),  # the variable: no copy
         )
 
     def get_embedding_table(self):

@@ -1,0 +1,158 @@
+"""The original BERT optimizer, and LAMB, with the original learning-rate schedule.
+
+`AdamWeightDecay` reproduces google-research/bert's `optimization.py`:
+beta1 0.9, beta2 0.999, epsilon 1e-6, NO bias correction, decoupled weight
+decay 0.01 skipped for LayerNorm and bias variables, gradients clipped to a
+global norm of 1.0, learning rate linear warm-up then linear decay to 0 at
+num_train_steps. Model Garden's AdamWeightDecay is Adam with bias
+correction, a different optimizer in early training; hence our own.
+
+Slots are named for the original checkpoint: `<variable>/adam_m` and
+`<variable>/adam_v` (LAMB's `m` and `v` map to the same names).
+"""
+
+import re
+
+import tensorflow as tf
+import tf_keras
+from official.modeling.optimization import lamb
+from official.nlp import optimization as model_garden_optimization
+
+# The original's exclusions, matched against variable names.
+WEIGHT_DECAY_EXCLUSIONS = ("LayerNorm", "layer_norm", "bias")
+OPTIMIZERS = ("adamw", "lamb")
+
+
+def uses_weight_decay(name):
+    """Whether the original applies weight decay to a variable of this name."""
+    return not any(re.search(pattern, name) for pattern in WEIGHT_DECAY_EXCLUSIONS)
+
+
+class AdamWeightDecay(tf_keras.optimizers.Optimizer):
+    """Adam without bias correction, with decoupled weight decay.
+
+    update = m / (sqrt(v) + epsilon) + weight_decay_rate * w   (decay unless excluded)
+    w <- w - learning_rate * update
+
+    Keras applies the decay term as `w -= learning_rate * rate * w` before the
+    Adam step; since the Adam step does not read w, the result is the same.
+    """
+
+    def __init__(
+        self,
+        learning_rate,
+        weight_decay_rate=0.01,
+        beta_1=0.9,
+        beta_2=0.999,
+        epsilon=1e-6,
+        clip_norm=1.0,
+        name="AdamWeightDecay",
+        **kwargs,
+    ):
+        super().__init__(
+            name=name,
+            weight_decay=weight_decay_rate,
+            global_clipnorm=clip_norm,
+            **kwargs,
+        )
+        self._learning_rate = self._build_learning_rate(learning_rate)
+        self.beta_1 = beta_1
+        self.beta_2 = beta_2
+        self.epsilon = epsilon
+        self.exclude_from_weight_decay(var_names=list(WEIGHT_DECAY_EXCLUSIONS))
+
+    def build(self, var_list):
+        super().build(var_list)
+        if getattr(self, "_built", False):
+            return
+        self._built = True
+        self._m = [self.add_variable_from_reference(v, "m") for v in var_list]
+        self._v = [self.add_variable_from_reference(v, "v") for v in var_list]
+
+    def update_step(self, gradient, variable):
+        index = self._index_dict[self._var_key(variable)]
+        m, v = self._m[index], self._v[index]
+        lr = tf.cast(self.learning_rate, variable.dtype)
+        beta_1 = tf.cast(self.beta_1, variable.dtype)
+        beta_2 = tf.cast(self.beta_2, variable.dtype)
+        m.assign(beta_1 * m + (1.0 - beta_1) * gradient)
+        v.assign(beta_2 * v + (1.0 - beta_2) * tf.square(gradient))
+        variable.assign_sub(lr * m / (tf.sqrt(v) + self.epsilon))
+
+    def slots(self, variable):
+        """{"adam_m": m, "adam_v": v} of a built optimizer."""
+        index = self._index_dict[self._var_key(variable)]
+        return {"adam_m": self._m[index], "adam_v": self._v[index]}
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            learning_rate=self._serialize_hyperparameter(self._learning_rate),
+            weight_decay_rate=self.weight_decay,
+            beta_1=self.beta_1,
+            beta_2=self.beta_2,
+            epsilon=self.epsilon,
+            clip_norm=self.global_clipnorm,
+        )
+        for key in ("weight_decay", "global_clipnorm"):
+            config.pop(key, None)
+        return config
+
+
+class Lamb(lamb.LAMB):
+    """Model Garden's LAMB, with the original's clipping and exclusions."""
+
+    def __init__(self, learning_rate, weight_decay_rate=0.01, **kwargs):
+        super().__init__(
+            learning_rate=learning_rate,
+            weight_decay_rate=weight_decay_rate,
+            epsilon=1e-6,
+            exclude_from_weight_decay=list(WEIGHT_DECAY_EXCLUSIONS),
+            exclude_from_layer_adaptation=list(WEIGHT_DECAY_EXCLUSIONS),
+            global_clipnorm=1.0,
+            **kwargs,
+        )
+
+    def slots(self, variable):
+        return {"adam_m": self.get_slot(variable, "m"), "adam_v": self.get_slot(variable, "v")}
+
+
+def learning_rate_schedule(learning_rate, num_train_steps, num_warmup_steps):
+    """The original schedule.
+
+    lr(step) = learning_rate * step / num_warmup_steps      while step < warm-up,
+               learning_rate * (1 - step / num_train_steps) after (0 at the end).
+    """
+    decay = tf_keras.optimizers.schedules.PolynomialDecay(
+        initial_learning_rate=learning_rate,
+        decay_steps=num_train_steps,
+        end_learning_rate=0.0,
+        power=1.0,
+    )
+    if not num_warmup_steps:
+        return decay
+    return model_garden_optimization.WarmUp(
+        initial_learning_rate=learning_rate,
+        decay_schedule_fn=decay,
+        warmup_steps=num_warmup_steps,
+    )
+
+
+def create_optimizer(name, learning_rate, num_train_steps, num_warmup_steps):
+    """Builds the optimizer named by `--optimizer`.
+
+    Raises:
+      ValueError: for an unknown name, listing the known ones.
+    """
+    schedule = learning_rate_schedule(learning_rate, num_train_steps, num_warmup_steps)
+    if name == "adamw":
+        return AdamWeightDecay(schedule)
+    if name == "lamb":
+        return Lamb(schedule)
+    raise ValueError("--optimizer=%s is not supported; expected one of %s." % (name, ", ".join(OPTIMIZERS)))
+
+
+def optimizer_slots(optimizer, variable):
+    """The original-named slots of a variable, through a LossScaleOptimizer too."""
+    inner = getattr(optimizer, "inner_optimizer", optimizer)
+    return inner.slots(variable)

@@ -1,0 +1,190 @@
+"""The pre-training run: learning, checkpoints, exact resume after a kill, eval, errors."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from training import pretraining, training_checkpoint
+from training.pretraining import PretrainingOptions
+from training.testing.pretraining_records import write_records
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SEQ, PRED, VOCAB = 32, 5, 60
+EVAL_KEYS = [
+    "global_step", "loss", "masked_lm_accuracy", "masked_lm_loss",
+    "next_sentence_accuracy", "next_sentence_loss",
+]
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("pretraining_data")
+    config = dict(
+        vocab_size=VOCAB, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+        head_size=12, intermediate_size=48, max_position_embeddings=SEQ, type_vocab_size=2,
+    )
+    (directory / "bert_config.json").write_text(json.dumps(config))
+    write_records(str(directory / "part-0.tfrecord"), 160, VOCAB, SEQ, PRED, seed=1)
+    write_records(str(directory / "part-1.tfrecord"), 160, VOCAB, SEQ, PRED, seed=2)
+    return directory
+
+
+def _options(data_dir, output_dir, **overrides):
+    values = dict(
+        bert_config_file=str(data_dir / "bert_config.json"),
+        input_file=str(data_dir / "part-*.tfrecord"),
+        output_dir=str(output_dir),
+        max_seq_length=SEQ,
+        max_predictions_per_seq=PRED,
+        do_train=True,
+        train_batch_size=16,
+        learning_rate=3e-3,
+        num_train_steps=40,
+        num_warmup_steps=4,
+        save_checkpoints_steps=20,
+        iterations_per_loop=10,
+        max_eval_steps=10,
+    )
+    values.update(overrides)
+    return PretrainingOptions(**values)
+
+
+def _eval_results(path):
+    with open(path) as f:
+        return dict(line.strip().split(" = ") for line in f)
+
+
+def test_training_lowers_masked_lm_loss_and_writes_outputs(data_dir, tmp_path):
+    output = tmp_path / "out"
+    # Eval of the untrained model (seeded init, no checkpoint) as the baseline.
+    untrained = tmp_path / "untrained"
+    options = _options(data_dir, untrained, num_train_steps=1, learning_rate=0.0, num_warmup_steps=0,
+                       save_checkpoints_steps=1, do_eval=True)
+    start = pretraining.run(options)
+    results = pretraining.run(_options(data_dir, output, do_eval=True, num_train_steps=100,
+                                       save_checkpoints_steps=50))
+    assert start["global_step"] == 1
+    assert results["masked_lm_loss"] < start["masked_lm_loss"] - 0.5
+    assert results["masked_lm_accuracy"] > start["masked_lm_accuracy"] + 0.05
+    assert results["global_step"] == 100
+
+    files = sorted(os.listdir(output))
+    assert "model.ckpt-50.index" in files and "model.ckpt-100.index" in files
+    assert any(f.startswith("events.out.tfevents") for f in files)
+    saved = json.loads((output / "bert_config.json").read_text())
+    assert saved["head_size"] == 12
+    assert tf.train.latest_checkpoint(str(output)).endswith("model.ckpt-100")
+    # eval_results.txt: the original keys, sorted.
+    lines = (output / "eval_results.txt").read_text().splitlines()
+    assert [line.split(" = ")[0] for line in lines] == EVAL_KEYS
+    assert _eval_results(output / "eval_results.txt")["global_step"] == "100"
+
+    # The checkpoint is an original-BERT training checkpoint.
+    shapes = dict(tf.train.list_variables(str(output / "model.ckpt-100")))
+    assert shapes["bert/encoder/layer_0/attention/self/query/kernel"] == [32, 48]
+    assert shapes["bert/encoder/layer_0/attention/self/query/kernel/adam_m"] == [32, 48]
+    assert shapes["cls/predictions/output_bias/adam_v"] == [VOCAB]
+    reader = tf.train.load_checkpoint(str(output / "model.ckpt-100"))
+    assert reader.get_tensor("global_step") == 100
+
+    # Running the same command again finds the work done and only evaluates.
+    again = pretraining.run(_options(data_dir, output, do_eval=True, num_train_steps=100,
+                                     save_checkpoints_steps=50))
+    assert again == results
+
+
+def _run_subprocess(data_dir, output_dir, kill_after=None):
+    flags = [
+        "--bert_config_file=%s" % (data_dir / "bert_config.json"),
+        "--input_file=%s" % (data_dir / "part-*.tfrecord"),
+        "--output_dir=%s" % output_dir,
+        "--max_seq_length=%d" % SEQ, "--max_predictions_per_seq=%d" % PRED,
+        "--do_train", "--train_batch_size=8", "--learning_rate=1e-3",
+        "--num_train_steps=8", "--num_warmup_steps=2", "--save_checkpoints_steps=4",
+        "--iterations_per_loop=2", "--random_seed=7",
+    ]
+    env = dict(os.environ)
+    env.pop(pretraining.KILL_AFTER_STEP_ENV, None)
+    if kill_after:
+        env[pretraining.KILL_AFTER_STEP_ENV] = str(kill_after)
+    return subprocess.run(
+        [sys.executable, os.path.join(ROOT, "run_pretraining.py")] + flags,
+        env=env, cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )
+
+
+def test_resume_after_kill_reaches_identical_weights(data_dir, tmp_path):
+    straight = _run_subprocess(data_dir, tmp_path / "straight")
+    assert straight.returncode == 0, straight.stderr[-3000:]
+
+    crashed = _run_subprocess(data_dir, tmp_path / "crashed", kill_after=6)
+    assert crashed.returncode == -signal.SIGKILL
+    # Killed between checkpoints 4 and 8: only step 4 is on disk.
+    assert tf.train.latest_checkpoint(str(tmp_path / "crashed")).endswith("model.ckpt-4")
+    resumed = _run_subprocess(data_dir, tmp_path / "crashed")
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert "Resumed from" in resumed.stderr and "at global step 4" in resumed.stderr
+
+    a = tf.train.load_checkpoint(str(tmp_path / "straight" / "model.ckpt-8"))
+    b = tf.train.load_checkpoint(str(tmp_path / "crashed" / "model.ckpt-8"))
+    names = sorted(a.get_variable_to_shape_map())
+    assert names == sorted(b.get_variable_to_shape_map())
+    assert any(n.endswith("/adam_v") for n in names)
+    for name in names:
+        np.testing.assert_array_equal(a.get_tensor(name), b.get_tensor(name), err_msg=name)
+
+
+def test_nan_loss_stops_and_keeps_last_good_checkpoint(data_dir, tmp_path):
+    output = tmp_path / "out"
+    pretraining.run(_options(data_dir, output, num_train_steps=20, save_checkpoints_steps=10))
+    with pytest.raises(FloatingPointError, match=r"The loss became nan between steps 20 and 30.*model.ckpt-20"):
+        pretraining.run(_options(data_dir, output, num_train_steps=40, save_checkpoints_steps=10,
+                                 learning_rate=1e30, num_warmup_steps=0))
+    assert tf.train.latest_checkpoint(str(output)).endswith("model.ckpt-20")
+
+
+@pytest.mark.parametrize(
+    "overrides, message",
+    [
+        (dict(input_file="/nonexistent/*.tfrecord"), r"--input_file: the glob '/nonexistent/\*.tfrecord' matches no file"),
+        (dict(max_seq_length=30), r"input_ids has length 32 but --max_seq_length=30"),
+        (dict(max_predictions_per_seq=4), r"masked_lm_positions has length 5 but --max_predictions_per_seq=4"),
+        (dict(do_train=False, do_eval=False), "At least one of `--do_train` or `--do_eval` must be True"),
+        (dict(max_seq_length=64), r"sequence length 64 because the BERT model was only trained up to sequence length 32"),
+        (dict(train_batch_size=0), r"--train_batch_size=0 must be positive"),
+        (dict(dtype="float64"), r"--dtype=float64 is not supported"),
+        (dict(optimizer="sgd"), r"--optimizer=sgd is not supported"),
+        (dict(distribution_strategy="parameter_server"), r"--distribution_strategy=parameter_server is not supported"),
+    ],
+)
+def test_bad_input_errors(data_dir, tmp_path, overrides, message):
+    with pytest.raises(ValueError, match=message):
+        pretraining.run(_options(data_dir, tmp_path / "out", **overrides))
+
+
+def test_non_tfrecord_input_is_a_clear_error(data_dir, tmp_path):
+    bad = tmp_path / "text.tfrecord"
+    bad.write_text("this is not a record file\n" * 10)
+    with pytest.raises(ValueError, match="is not a TFRecord file"):
+        pretraining.run(_options(data_dir, tmp_path / "out", input_file=str(bad)))
+
+
+def test_head_size_flag_overrides_config(data_dir, tmp_path):
+    config = pretraining.effective_config(_options(data_dir, tmp_path, head_size=20))
+    assert config.head_size == 20 and config.hidden_size == 32
+
+
+def test_checkpoints_keep_the_newest_five(data_dir, tmp_path):
+    output = tmp_path / "out"
+    pretraining.run(_options(data_dir, output, num_train_steps=7, save_checkpoints_steps=1,
+                             iterations_per_loop=1))
+    kept = sorted(int(f.split("-")[1].split(".")[0]) for f in os.listdir(output) if f.endswith(".index"))
+    assert kept == [3, 4, 5, 6, 7]
+    states = sorted(os.listdir(output / training_checkpoint.STATE_DIRECTORY))
+    assert states == sorted("ckpt-%d.%s" % (s, ext) for s in kept for ext in ("index", "data-00000-of-00001"))
