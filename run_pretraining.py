@@ -14,6 +14,7 @@ import sys
 from absl import app, flags
 
 from training import distribution, precision
+from training.freezing import SAVE_FROZEN
 from training.optimization import OPTIMIZERS
 from training.pretraining import PretrainingOptions, run
 
@@ -48,6 +49,14 @@ flags.DEFINE_integer("random_seed", 12345, "Seed for initialisation, data order 
 flags.DEFINE_enum("dtype", "float32", list(precision.DTYPES), "Compute dtype (mixed precision for 16-bit types).")
 flags.DEFINE_enum("distribution_strategy", "one_device", list(distribution.STRATEGIES), "tf.distribute strategy.")
 flags.DEFINE_enum("optimizer", "adamw", list(OPTIMIZERS), "adamw (the original) or lamb.")
+flags.DEFINE_string(
+    "freeze", "", "Parameter groups kept at their initial values, e.g. 'embeddings,attention:0-5' "
+    "(groups: embeddings, attention, ffn, pooler, heads; 're:<regex>' over variable names, last).")
+flags.DEFINE_string(
+    "reinit", "", "Parameter groups re-drawn from the seeded initializer after --init_checkpoint.")
+flags.DEFINE_enum(
+    "save_frozen", "values", list(SAVE_FROZEN),
+    "'seed' leaves frozen random variables out of checkpoints; loaders regenerate them.")
 
 for _name in ("bert_config_file", "input_file", "output_dir"):
     flags.mark_flag_as_required(_name)

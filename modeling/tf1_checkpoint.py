@@ -15,6 +15,7 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
+from modeling import seeded_init
 from modeling.checkpoint_names import original_variables
 
 # Training state that the original's checkpoints carry and model init ignores.
@@ -23,16 +24,19 @@ TRAINING_STATE_NAMES = ("global_step",)
 
 
 class LoadResult(
-    collections.namedtuple("LoadResult", ["loaded", "missing", "unexpected", "ignored"])
+    collections.namedtuple("LoadResult", ["loaded", "missing", "unexpected", "ignored", "regenerated"])
 ):
     """What `load_checkpoint` did, as sorted lists of original names.
 
     Fields:
-      loaded: model variables assigned from the checkpoint.
+      loaded: model variables assigned from the checkpoint (regenerated ones included).
       missing: model variables the checkpoint lacks (left at their init).
       unexpected: checkpoint variables the model lacks (e.g. `cls/` heads
         when fine-tuning).
       ignored: training state skipped on purpose (optimizer slots, global_step).
+      regenerated: frozen random variables the checkpoint left out and its
+        manifest (`<prefix>.frozen.json`) describes, regenerated from the seed
+        and verified against their checksums.
     """
 
 
@@ -54,6 +58,16 @@ def resolve_checkpoint(path):
     return path
 
 
+def checkpoint_variable_names(checkpoint_path):
+    """The model variable names a checkpoint holds (or regenerates), training state excluded."""
+    path = resolve_checkpoint(checkpoint_path)
+    names = {name for name, _ in tf.train.list_variables(path)}
+    manifest = seeded_init.read_manifest(path)
+    if manifest:
+        names |= set(manifest["variables"])
+    return sorted(n for n in names if not is_training_state(n))
+
+
 def is_training_state(name):
     return name in TRAINING_STATE_NAMES or name.endswith(OPTIMIZER_SLOT_SUFFIXES)
 
@@ -62,7 +76,8 @@ def load_checkpoint(model, checkpoint_path):
     """Assigns a built model's variables from an original-layout checkpoint.
 
     All shapes are checked before any variable is assigned, so a mismatch
-    leaves the model untouched.
+    leaves the model untouched. Variables saved by seed (`--save_frozen=seed`)
+    are regenerated from the manifest beside the checkpoint.
 
     Args:
       model: a built `BertModel` or task model.
@@ -73,12 +88,19 @@ def load_checkpoint(model, checkpoint_path):
 
     Raises:
       ValueError: when a variable's shape differs, naming the variable and
-        both shapes.
+        both shapes; when a regenerated variable fails its checksum.
     """
     path = resolve_checkpoint(checkpoint_path)
     reader = tf.train.load_checkpoint(path)
-    checkpoint_shapes = reader.get_variable_to_shape_map()
+    checkpoint_shapes = dict(reader.get_variable_to_shape_map())
     targets = original_variables(model)
+    manifest = seeded_init.read_manifest(path)
+    by_seed = set()
+    if manifest:
+        for name, spec in manifest["variables"].items():
+            if name not in checkpoint_shapes:
+                checkpoint_shapes[name] = spec["shape"]
+                by_seed.add(name)
 
     mismatches = []
     for name, entry in targets.items():
@@ -99,23 +121,30 @@ def load_checkpoint(model, checkpoint_path):
         if name not in checkpoint_shapes:
             missing.append(name)
             continue
-        value = entry.from_original(reader.get_tensor(name))
+        if name in by_seed:
+            value = seeded_init.regenerate(manifest, name, path)
+        else:
+            value = reader.get_tensor(name)
+        value = entry.from_original(value)
         entry.variable.assign(value.astype(entry.variable.dtype.as_numpy_dtype))
         loaded.append(name)
     ignored = sorted(n for n in checkpoint_shapes if n not in targets and is_training_state(n))
     unexpected = sorted(
         n for n in checkpoint_shapes if n not in targets and not is_training_state(n)
     )
-    result = LoadResult(sorted(loaded), sorted(missing), unexpected, ignored)
+    regenerated = sorted(by_seed & set(loaded))
+    result = LoadResult(sorted(loaded), sorted(missing), unexpected, ignored, regenerated)
     _log_load(path, result)
     return result
 
 
 def _log_load(path, result):
     logging.info(
-        "Loaded %d variables from %s (%d optimizer/step entries ignored).",
+        "Loaded %d variables from %s (%d regenerated from their seed; %d optimizer/step "
+        "entries ignored).",
         len(result.loaded),
         path,
+        len(result.regenerated),
         len(result.ignored),
     )
     if result.missing:
@@ -156,7 +185,7 @@ def write_tensors(checkpoint_prefix, tensors):
     return checkpoint_prefix
 
 
-def save_checkpoint(model, checkpoint_prefix, extra_tensors=None):
+def save_checkpoint(model, checkpoint_prefix, extra_tensors=None, omit=()):
     """Saves a built model in the original layout.
 
     Args:
@@ -164,11 +193,14 @@ def save_checkpoint(model, checkpoint_prefix, extra_tensors=None):
       checkpoint_prefix: e.g. `output_dir/model.ckpt-1000`.
       extra_tensors: optional {name: value} saved alongside, e.g.
         `global_step` and `<var>/adam_m` slots of a training checkpoint.
+      omit: original names left out (frozen variables saved by seed).
 
     Returns:
       The checkpoint prefix.
     """
     tensors = model_tensors(model)
+    for name in omit:
+        del tensors[name]
     for name, value in (extra_tensors or {}).items():
         if name in tensors:
             raise ValueError("Extra tensor %s would overwrite a model variable." % name)

@@ -19,8 +19,8 @@ import tf_keras
 from absl import logging
 
 import modeling
-from modeling import tf1_checkpoint
-from training import distribution, precision, pretraining_input, training_checkpoint
+from modeling import seeded_init, tf1_checkpoint
+from training import distribution, freezing, precision, pretraining_input, training_checkpoint
 from training.optimization import create_optimizer
 from training.pretraining_losses import PretrainingMetrics, pretraining_losses
 
@@ -60,6 +60,9 @@ class PretrainingOptions:
     dtype: str = "float32"
     distribution_strategy: str = "one_device"
     optimizer: str = "adamw"
+    freeze: str = ""
+    reinit: str = ""
+    save_frozen: str = "values"
 
     def validate(self):
         if not self.do_train and not self.do_eval:
@@ -71,6 +74,11 @@ class PretrainingOptions:
                 raise ValueError("--%s=%s must be positive." % (name, getattr(self, name)))
         if self.num_warmup_steps < 0:
             raise ValueError("--num_warmup_steps=%d must be >= 0." % self.num_warmup_steps)
+        if self.save_frozen not in freezing.SAVE_FROZEN:
+            raise ValueError(
+                "--save_frozen=%s is not supported; expected one of %s."
+                % (self.save_frozen, ", ".join(freezing.SAVE_FROZEN))
+            )
         if self.max_predictions_per_seq > self.max_seq_length:
             raise ValueError(
                 "--max_predictions_per_seq=%d cannot exceed --max_seq_length=%d."
@@ -114,23 +122,33 @@ def dropout_generators(model):
 
 
 class Trainer:
-    """Holds the model, optimizer and compiled loop of one run."""
+    """Holds the model, the optimizer and the compiled loop of one run."""
 
     def __init__(self, options, config, strategy):
         self.options = options
         self.strategy = strategy
         with strategy.scope():
             self.model = modeling.build_model(modeling.BertPretrainingModel(config))
+        # Each variable a pure function of (seed, name, shape, initializer).
+        seeded_init.initialize(self.model, options.random_seed)
+        self.optimizer = None
+        self.variables = None
+
+    def prepare_training(self, plan):
+        """Builds the optimizer on the variables that train (frozen ones excluded)."""
+        options = self.options
+        self.variables = freezing.trained_variables(self.model, plan)
+        with self.strategy.scope():
             optimizer = create_optimizer(
                 options.optimizer, options.learning_rate, options.num_train_steps,
                 options.num_warmup_steps,
             )
             self.optimizer = precision.wrap_optimizer(optimizer, options.dtype)
-            self.optimizer.build(self.model.trainable_variables)
+            self.optimizer.build(self.variables)
 
     def make_loop(self):
         model, optimizer, strategy = self.model, self.optimizer, self.strategy
-        variables = model.trainable_variables
+        variables = self.variables
         scaled = precision.uses_loss_scaling(optimizer)
 
         def step_fn(batch):
@@ -186,7 +204,26 @@ def train(options, config, strategy, input_files):
       The Trainer, holding the trained model.
     """
     trainer = Trainer(options, config, strategy)
-    model, optimizer = trainer.model, trainer.optimizer
+    model = trainer.model
+    resume_from = training_checkpoint.latest(options.output_dir)
+    from_checkpoint = ()
+    if options.init_checkpoint:
+        from_checkpoint = tf1_checkpoint.checkpoint_variable_names(options.init_checkpoint)
+        if not resume_from:
+            modeling.load_checkpoint(model, options.init_checkpoint)
+    plan = freezing.make_plan(model, options.freeze, options.reinit, from_checkpoint)
+    if not resume_from:
+        freezing.reinitialize(model, plan, options.random_seed)
+    freezing.record(options.output_dir, model, plan, dict(
+        freeze=options.freeze, reinit=options.reinit, save_frozen=options.save_frozen,
+        random_seed=options.random_seed,
+    ))
+    trainer.prepare_training(plan)
+    optimizer = trainer.optimizer
+    frozen_manifest = None
+    if options.save_frozen == "seed" and plan.regenerable:
+        frozen_manifest = seeded_init.manifest(model, plan.regenerable, options.random_seed)
+
     replicas = strategy.num_replicas_in_sync
     if options.train_batch_size % replicas:
         raise ValueError(
@@ -207,11 +244,8 @@ def train(options, config, strategy, input_files):
     with strategy.scope():
         state = tf.train.Checkpoint(iterator=iterator, **dropout_generators(model))
 
-    resume_from = training_checkpoint.latest(options.output_dir)
     if resume_from:
-        training_checkpoint.restore(resume_from, model, optimizer, state)
-    elif options.init_checkpoint:
-        modeling.load_checkpoint(model, options.init_checkpoint)
+        training_checkpoint.restore(resume_from, model, optimizer, state, trainer.variables)
 
     step = int(optimizer.iterations.numpy())
     if step >= options.num_train_steps:
@@ -250,7 +284,9 @@ def train(options, config, strategy, input_files):
             tf.summary.scalar("learning_rate", learning_rate)
             tf.summary.scalar("examples_per_second", examples_per_second)
         if step % options.save_checkpoints_steps == 0 or step == options.num_train_steps:
-            last_saved = training_checkpoint.save(options.output_dir, model, optimizer, state)
+            last_saved = training_checkpoint.save(
+                options.output_dir, model, optimizer, state, trainer.variables, frozen_manifest
+            )
         if kill_after and step == kill_after:
             os.kill(os.getpid(), signal.SIGKILL)
     writer.flush()

@@ -18,7 +18,7 @@ import os
 import tensorflow as tf
 from absl import logging
 
-from modeling import tf1_checkpoint
+from modeling import seeded_init, tf1_checkpoint
 from modeling.checkpoint_names import original_variables
 from training.optimization import optimizer_slots
 
@@ -37,26 +37,28 @@ def state_prefix(output_dir, step):
     return os.path.join(output_dir, STATE_DIRECTORY, "ckpt-%d" % step)
 
 
-def _trainable_entries(model):
-    trainable = {id(v) for v in model.trainable_variables}
+def _trained_entries(model, variables):
+    trained = {id(v) for v in variables}
     return {
         name: entry
         for name, entry in original_variables(model).items()
-        if id(entry.variable) in trainable
+        if id(entry.variable) in trained
     }
 
 
-def training_tensors(model, optimizer):
-    """{original name: value} of the model, its slots and global_step."""
+def training_tensors(model, optimizer, variables, omit=()):
+    """{original name: value} of the model, the trained variables' slots and global_step."""
     tensors = tf1_checkpoint.model_tensors(model)
-    for name, entry in _trainable_entries(model).items():
+    for name in omit:
+        del tensors[name]
+    for name, entry in _trained_entries(model, variables).items():
         for slot_name, slot in optimizer_slots(optimizer, entry.variable).items():
             tensors["%s/%s" % (name, slot_name)] = entry.to_original(slot.numpy())
     tensors[GLOBAL_STEP] = tf.constant(int(optimizer.iterations.numpy()), tf.int64)
     return tensors
 
 
-def save(output_dir, model, optimizer, state):
+def save(output_dir, model, optimizer, state, variables, frozen_manifest=None):
     """Writes a training checkpoint for the optimizer's current step.
 
     Args:
@@ -64,6 +66,9 @@ def save(output_dir, model, optimizer, state):
       model: a built task model.
       optimizer: a built optimizer (its `iterations` is the global step).
       state: tf.train.Checkpoint of the extra training state, or None.
+      variables: the trained variables (they have optimizer slots).
+      frozen_manifest: with --save_frozen=seed, the manifest of the frozen
+        variables left out of the checkpoint and regenerated on load.
 
     Returns:
       The model checkpoint prefix.
@@ -72,7 +77,11 @@ def save(output_dir, model, optimizer, state):
     if state is not None:
         state.write(state_prefix(output_dir, step))
     prefix = checkpoint_prefix(output_dir, step)
-    tf1_checkpoint.write_tensors(prefix, training_tensors(model, optimizer))
+    omit = ()
+    if frozen_manifest:
+        seeded_init.write_manifest(prefix, frozen_manifest)
+        omit = list(frozen_manifest["variables"])
+    tf1_checkpoint.write_tensors(prefix, training_tensors(model, optimizer, variables, omit))
     previous = tf.train.get_checkpoint_state(output_dir)
     kept = list(previous.all_model_checkpoint_paths) if previous else []
     kept = [p for p in kept if os.path.basename(p) != os.path.basename(prefix)] + [prefix]
@@ -113,8 +122,11 @@ def latest(output_dir):
     return tf.train.latest_checkpoint(output_dir)
 
 
-def restore(prefix, model, optimizer, state):
+def restore(prefix, model, optimizer, state, variables):
     """Restores model, slots, global_step and the extra state from `prefix`.
+
+    Frozen variables saved by seed are regenerated (and verified) from the
+    manifest beside the checkpoint; `variables` are the trained ones.
 
     Raises:
       ValueError: when the checkpoint lacks a model variable or a slot (it is
@@ -128,7 +140,7 @@ def restore(prefix, model, optimizer, state):
         )
     reader = tf.train.load_checkpoint(prefix)
     available = reader.get_variable_to_shape_map()
-    for name, entry in _trainable_entries(model).items():
+    for name, entry in _trained_entries(model, variables).items():
         for slot_name, slot in optimizer_slots(optimizer, entry.variable).items():
             key = "%s/%s" % (name, slot_name)
             if key not in available:

@@ -50,3 +50,28 @@ def write_records(path, num_examples, vocab_size, max_seq_length, max_prediction
             example = make_example(rng, vocab_size, max_seq_length, max_predictions_per_seq)
             writer.write(example.SerializeToString())
     return path
+
+
+# A tiny BERT for training tests: fixed head size (4 x 12 != hidden 32).
+TINY_CONFIG = dict(
+    vocab_size=60, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+    head_size=12, intermediate_size=48, max_position_embeddings=32, type_vocab_size=2,
+)
+
+
+def write_tiny_setup(directory, max_seq_length=32, max_predictions_per_seq=5, examples_per_file=160):
+    """A tiny config and two record files in `directory`.
+
+    Returns:
+      (bert_config_file, input_file glob).
+    """
+    import json
+    import os
+
+    config_path = os.path.join(str(directory), "bert_config.json")
+    with open(config_path, "w") as f:
+        json.dump(TINY_CONFIG, f)
+    for part in range(2):
+        write_records(os.path.join(str(directory), "part-%d.tfrecord" % part), examples_per_file,
+                      TINY_CONFIG["vocab_size"], max_seq_length, max_predictions_per_seq, seed=part + 1)
+    return config_path, os.path.join(str(directory), "part-*.tfrecord")
