@@ -1,0 +1,206 @@
+"""Reading SQuAD v1.1 / v2.0 JSON files into `SquadExample`s.
+
+The original run_squad's reader, with its errors made explicit:
+  - the context is split into words on " ", "\\t", "\\r", "\\n" and U+202F
+    only (not on every Unicode space, so word offsets match the original);
+  - for training, `answer_start` (a character offset) is mapped to word
+    positions, and every answerable question needs exactly one answer;
+  - answers whose text cannot be found in the words they map to are skipped
+    with a warning and reported in `SquadReadResult.skipped_ids`;
+  - SQuAD 2.0 `is_impossible` questions get positions -1 and answer "".
+
+Examples are Model Garden's `squad_lib.SquadExample`, so that its feature
+conversion and post-processing take them as they are.
+"""
+
+import collections
+import json
+
+import tensorflow as tf
+from absl import logging
+from official.nlp.data import squad_lib
+
+import tokenization
+
+SquadExample = squad_lib.SquadExample
+
+# Exactly the original's word separators. U+202F (narrow no-break space)
+# occurs in SQuAD contexts; other Unicode spaces stay inside words.
+SQUAD_WHITESPACE = frozenset([" ", "\t", "\r", "\n", "\u202f"])
+
+
+class SquadReadResult(collections.namedtuple("SquadReadResult", ["examples", "skipped_ids"])):
+    """What `read_squad_examples` returns.
+
+    Fields:
+      examples: list of `SquadExample`, in file order.
+      skipped_ids: list of str, ids of the (training) questions left out
+        because their answer text is not in the context words it points at.
+    """
+
+    @property
+    def num_skipped(self):
+        """int, the number of questions left out."""
+        return len(self.skipped_ids)
+
+
+def split_context(text):
+    """Splits a context into words the way the original reader does.
+
+    Args:
+      text: str, a paragraph's "context".
+
+    Returns:
+      (doc_tokens, char_to_word_offset): doc_tokens is a list of str (the
+      words); char_to_word_offset is a list of int [len(text)], the index of
+      the word each character belongs to (a separator belongs to the word
+      before it, -1 before the first word).
+    """
+    doc_tokens = []
+    char_to_word_offset = []
+    prev_is_whitespace = True
+    for char in text:
+        if char in SQUAD_WHITESPACE:
+            prev_is_whitespace = True
+        else:
+            if prev_is_whitespace:
+                doc_tokens.append(char)
+            else:
+                doc_tokens[-1] += char
+            prev_is_whitespace = False
+        char_to_word_offset.append(len(doc_tokens) - 1)
+    return doc_tokens, char_to_word_offset
+
+
+def load_squad_data(input_file):
+    """Loads the top-level "data" list of a SQuAD JSON file.
+
+    Args:
+      input_file: str, any path `tf.io.gfile` can open (including gs://).
+
+    Returns:
+      list of article dicts ({"title", "paragraphs": [{"context", "qas"}]}),
+      the input of the official evaluation scripts.
+
+    Raises:
+      FileNotFoundError: if `input_file` does not exist.
+      ValueError: if it is not JSON or has no top-level "data" list.
+    """
+    if not tf.io.gfile.exists(input_file):
+        raise FileNotFoundError("SQuAD file not found: %s" % input_file)
+    with tf.io.gfile.GFile(input_file, "r") as reader:
+        try:
+            dataset = json.load(reader)
+        except ValueError as error:
+            raise ValueError("SQuAD file %s is not valid JSON: %s" % (input_file, error)) from None
+    if not isinstance(dataset, dict) or not isinstance(dataset.get("data"), list):
+        raise ValueError(
+            'SQuAD file %s: expected a JSON object with a top-level "data" list of articles '
+            '({"data": [{"paragraphs": [{"context": ..., "qas": [...]}]}]}), as in '
+            "train-v1.1.json / dev-v2.0.json." % input_file
+        )
+    return dataset["data"]
+
+
+def _answer_positions(qa, doc_tokens, char_to_word_offset):
+    """Maps the single answer of `qa` to word positions.
+
+    Returns:
+      (answer_text, start_word, end_word), or None when the answer text is
+      not found in the words its offsets point at.
+    """
+    answer = qa["answers"][0]
+    answer_text = answer["text"]
+    start_char = answer["answer_start"]
+    end_char = start_char + len(answer_text) - 1
+    # Offsets outside the context cannot be recovered either (the original
+    # crashes on them with an IndexError).
+    if not answer_text.strip() or start_char < 0 or end_char >= len(char_to_word_offset):
+        logging.warning("Answer of question %s is empty or outside its context: %r at %d.",
+                        qa["id"], answer_text, start_char)
+        return None
+    # An answer starting on whitespace before the first word starts at word
+    # 0 (-1 would index the last word).
+    start_word = max(char_to_word_offset[start_char], 0)
+    end_word = char_to_word_offset[end_char]
+    # A substring test: the answer may cover only part of its first or last
+    # word ("Japan" in "Japanese"); its spacing is normalised first.
+    actual_text = " ".join(doc_tokens[start_word:end_word + 1])
+    cleaned_answer = " ".join(tokenization.whitespace_tokenize(answer_text))
+    if actual_text.find(cleaned_answer) == -1:
+        logging.warning("Could not find answer of question %s: %r vs. %r",
+                        qa["id"], actual_text, cleaned_answer)
+        return None
+    return answer_text, start_word, end_word
+
+
+def read_squad_examples(input_file, is_training, version_2_with_negative):
+    """Reads a SQuAD JSON file into examples.
+
+    Args:
+      input_file: str, path of train-v1.1.json, dev-v2.0.json, ...
+      is_training: bool; True reads the answers (positions, is_impossible),
+        False reads only ids, questions and contexts (as the original).
+      version_2_with_negative: bool, whether questions may carry
+        `"is_impossible": true` (SQuAD 2.0). Read only when training; a
+        missing key means answerable.
+
+    Returns:
+      `SquadReadResult` (examples, skipped_ids). Each example's doc_tokens
+      are the context words; when training, start_position/end_position are
+      word indexes (inclusive), -1 for impossible questions.
+
+    Raises:
+      FileNotFoundError, ValueError: see `load_squad_data`.
+      ValueError: when training and an answerable question does not have
+        exactly one answer (naming the question id).
+    """
+    examples = []
+    skipped_ids = []
+    for article in load_squad_data(input_file):
+        for paragraph in article["paragraphs"]:
+            doc_tokens, char_to_word_offset = split_context(paragraph["context"])
+            for qa in paragraph["qas"]:
+                example = SquadExample(qas_id=qa["id"], question_text=qa["question"],
+                                       doc_tokens=doc_tokens)
+                if is_training:
+                    if version_2_with_negative:
+                        example.is_impossible = bool(qa.get("is_impossible", False))
+                    if example.is_impossible:
+                        example.start_position = -1
+                        example.end_position = -1
+                        example.orig_answer_text = ""
+                    else:
+                        answers = qa.get("answers", [])
+                        if len(answers) != 1:
+                            raise ValueError(
+                                "SQuAD file %s: for training, each answerable question needs "
+                                "exactly 1 answer; question %s has %d."
+                                % (input_file, qa["id"], len(answers))
+                            )
+                        found = _answer_positions(qa, doc_tokens, char_to_word_offset)
+                        if found is None:
+                            skipped_ids.append(qa["id"])
+                            continue
+                        (example.orig_answer_text, example.start_position,
+                         example.end_position) = found
+                examples.append(example)
+
+    if skipped_ids:
+        logging.warning(
+            "%s: skipped %d of %d questions whose answer text is not in the context "
+            "(ids: %s).", input_file, len(skipped_ids), len(skipped_ids) + len(examples),
+            ", ".join(skipped_ids[:20]) + (" ..." if len(skipped_ids) > 20 else ""))
+    _warn_duplicate_ids(input_file, examples)
+    return SquadReadResult(examples, skipped_ids)
+
+
+def _warn_duplicate_ids(input_file, examples):
+    # Predictions are keyed by id: a repeated id would overwrite another
+    # question's answer in predictions.json.
+    counts = collections.Counter(example.qas_id for example in examples)
+    repeated = sorted(qas_id for qas_id, count in counts.items() if count > 1)
+    if repeated:
+        logging.warning("%s: %d question ids occur more than once; only one prediction "
+                        "per id is written (ids: %s).", input_file, len(repeated),
+                        ", ".join(repeated[:20]))
