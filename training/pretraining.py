@@ -11,12 +11,10 @@ import os
 from typing import Optional
 
 import tensorflow as tf
-import tf_keras
 from absl import logging
 
 import modeling
-from modeling import tf1_checkpoint
-from training import distribution, freezing, precision, pretraining_input, training_checkpoint
+from training import freezing, pretraining_input, run_setup
 from training import trainer as trainer_lib
 from training.pretraining_losses import PretrainingMetrics, pretraining_losses
 
@@ -82,20 +80,6 @@ class PretrainingOptions:
             )
 
 
-def effective_config(options):
-    """The BERT config of the run: the file's, with --head_size applied."""
-    config = modeling.BertConfig.from_json_file(options.bert_config_file)
-    if options.head_size is not None:
-        config = config.replace(head_size=options.head_size)
-    if options.max_seq_length > config.max_position_embeddings:
-        raise ValueError(
-            "Cannot use sequence length %d because the BERT model was only trained up "
-            "to sequence length %d (--max_seq_length vs max_position_embeddings)."
-            % (options.max_seq_length, config.max_position_embeddings)
-        )
-    return config
-
-
 def _model_inputs(batch):
     return dict(
         input_ids=batch["input_ids"],
@@ -128,25 +112,9 @@ def evaluate(options, config, strategy, input_files, trainer=None):
     Returns:
       dict of the eval_results.txt values.
     """
-    if trainer is None:
-        trainer = trainer_lib.Trainer(
-            trainer_lib.TrainingSpec.from_options(options), strategy,
-            pretraining_task(options, config, input_files).build_model,
-        )
-        source = training_checkpoint.latest(options.output_dir) or options.init_checkpoint
-        if not source:
-            raise ValueError(
-                "--do_eval without --do_train needs a checkpoint in --output_dir or "
-                "--init_checkpoint."
-            )
-        result = modeling.load_checkpoint(trainer.model, source)
-        if result.missing:
-            raise ValueError("Checkpoint %s lacks %s; cannot evaluate." % (source, result.missing))
-        reader = tf.train.load_checkpoint(tf1_checkpoint.resolve_checkpoint(source))
-        step = int(reader.get_tensor("global_step")) if reader.has_tensor("global_step") else 0
-    else:
-        step = int(trainer.optimizer.iterations.numpy())
-    model = trainer.model
+    model, step = run_setup.model_to_evaluate(
+        options, strategy, pretraining_task(options, config, input_files).build_model, trainer
+    )
     dataset = pretraining_input.evaluation_dataset(
         input_files, options.eval_batch_size, options.max_seq_length,
         options.max_predictions_per_seq,
@@ -168,12 +136,8 @@ def evaluate(options, config, strategy, input_files, trainer=None):
             "No full eval batch of --eval_batch_size=%d in %s." % (options.eval_batch_size, input_files)
         )
     results = dict(metrics.result(), global_step=step)
-    path = os.path.join(options.output_dir, "eval_results.txt")
-    with tf.io.gfile.GFile(path, "w") as writer:
-        logging.info("***** Eval results (%d batches) *****", batches)
-        for key in sorted(results):
-            logging.info("  %s = %s", key, results[key])
-            writer.write("%s = %s\n" % (key, results[key]))
+    logging.info("Evaluated %d batches.", batches)
+    run_setup.write_eval_results(options.output_dir, results)
     eval_writer = tf.summary.create_file_writer(os.path.join(options.output_dir, "eval"))
     with eval_writer.as_default(step=step):
         for key, value in results.items():
@@ -190,23 +154,13 @@ def run(options):
       The eval results dict when --do_eval, else None.
     """
     options.validate()
-    config = effective_config(options)
+    config = run_setup.effective_config(options.bert_config_file, options.head_size, options.max_seq_length)
     input_files = pretraining_input.expand_input_files(options.input_file)
     pretraining_input.check_record_lengths(
         input_files, options.max_seq_length, options.max_predictions_per_seq
     )
     logging.info("*** Input files: %d ***\n  %s", len(input_files), "\n  ".join(input_files))
-    tf.io.gfile.makedirs(options.output_dir)
-    config.to_json_file(os.path.join(options.output_dir, "bert_config.json"))
-
-    tf_keras.utils.set_random_seed(options.random_seed)
-    # Dropout draws from tf.random.Generator objects whose state is checkpointed.
-    tf_keras.backend.experimental.enable_tf_random_generator()
-    precision.set_dtype(options.dtype)
-    strategy = distribution.get_strategy(
-        options.distribution_strategy, options.use_tpu, options.tpu_name, options.tpu_zone,
-        options.gcp_project, options.master,
-    )
+    strategy = run_setup.prepare(options, config)
     trainer = None
     if options.do_train:
         trainer = trainer_lib.train(

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from training import pretraining, training_checkpoint
+from training import pretraining, run_setup, training_checkpoint
 from training.pretraining import PretrainingOptions
 from training.testing.pretraining_records import write_records
 
@@ -176,7 +176,7 @@ def test_non_tfrecord_input_is_a_clear_error(data_dir, tmp_path):
 
 
 def test_head_size_flag_overrides_config(data_dir, tmp_path):
-    config = pretraining.effective_config(_options(data_dir, tmp_path, head_size=20))
+    config = run_setup.effective_config(str(data_dir / "bert_config.json"), 20, SEQ)
     assert config.head_size == 20 and config.hidden_size == 32
 
 

@@ -87,16 +87,22 @@ def dropout_generators(model):
     return generators
 
 
+def build_seeded_model(strategy, build_model, seed):
+    """Builds a task model in the strategy's scope, seeded by name (modeling/seeded_init.py)."""
+    with strategy.scope():
+        model = build_model()
+    # Each variable a pure function of (seed, name, shape, initializer).
+    seeded_init.initialize(model, seed)
+    return model
+
+
 class Trainer:
     """Holds the model, the optimizer and the compiled loop of one run."""
 
     def __init__(self, spec, strategy, build_model):
         self.spec = spec
         self.strategy = strategy
-        with strategy.scope():
-            self.model = build_model()
-        # Each variable a pure function of (seed, name, shape, initializer).
-        seeded_init.initialize(self.model, spec.random_seed)
+        self.model = build_seeded_model(strategy, build_model, spec.random_seed)
         self.optimizer = None
         self.variables = None
 

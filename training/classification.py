@@ -1,0 +1,242 @@
+"""The fine-tuning run behind run_classifier.py: GLUE / XNLI classification and STS-B regression.
+
+As the original: examples from the task's TSVs (classifier_data), features
+`[CLS] a [SEP] b [SEP]` written to `train.tf_record` / `eval.tf_record` /
+`predict.tf_record` in output_dir, num_train_steps = int(examples / batch *
+epochs), warm-up = int(steps * warmup_proportion), softmax cross entropy on
+the pooled output (mean squared error for STS-B). Training goes through the
+shared loop (training/trainer.py), so it resumes, freezes and distributes as
+pre-training does.
+"""
+
+import dataclasses
+import os
+from typing import Optional
+
+import numpy as np
+import tensorflow as tf
+from absl import logging
+
+import modeling
+import tokenization
+from classifier_data import features as features_lib
+from classifier_data import metrics as metrics_lib
+from classifier_data import processors, submission
+from training import freezing, run_setup
+from training import trainer as trainer_lib
+
+
+@dataclasses.dataclass
+class ClassifierOptions:
+    """The run_classifier.py flags; see the README for each."""
+
+    data_dir: str
+    bert_config_file: str
+    task_name: str
+    vocab_file: str
+    output_dir: str
+    init_checkpoint: Optional[str] = None
+    do_lower_case: bool = True
+    max_seq_length: int = 128
+    do_train: bool = False
+    do_eval: bool = False
+    do_predict: bool = False
+    train_batch_size: int = 32
+    eval_batch_size: int = 8
+    predict_batch_size: int = 8
+    learning_rate: float = 5e-5
+    num_train_epochs: float = 3.0
+    warmup_proportion: float = 0.1
+    save_checkpoints_steps: int = 1000
+    iterations_per_loop: int = 1000
+    use_tpu: bool = False
+    tpu_name: Optional[str] = None
+    tpu_zone: Optional[str] = None
+    gcp_project: Optional[str] = None
+    master: Optional[str] = None
+    num_tpu_cores: int = 8
+    # New flags.
+    head_size: Optional[int] = None
+    random_seed: int = 12345
+    dtype: str = "float32"
+    distribution_strategy: str = "one_device"
+    freeze: str = ""
+    reinit: str = ""
+    save_frozen: str = "values"
+
+    def validate(self):
+        if not (self.do_train or self.do_eval or self.do_predict):
+            raise ValueError("At least one of `do_train`, `do_eval` or `do_predict' must be True.")
+        for name in ("max_seq_length", "train_batch_size", "eval_batch_size",
+                     "predict_batch_size", "save_checkpoints_steps", "iterations_per_loop"):
+            if getattr(self, name) <= 0:
+                raise ValueError("--%s=%s must be positive." % (name, getattr(self, name)))
+        if self.max_seq_length < 3:
+            raise ValueError("--max_seq_length=%d leaves no room for [CLS] and [SEP]." % self.max_seq_length)
+        if not 0 <= self.warmup_proportion <= 1:
+            raise ValueError("--warmup_proportion=%s must be in [0, 1]." % self.warmup_proportion)
+        if self.save_frozen not in freezing.SAVE_FROZEN:
+            raise ValueError("--save_frozen=%s is not supported; expected one of %s."
+                             % (self.save_frozen, ", ".join(freezing.SAVE_FROZEN)))
+
+
+def _model_inputs(batch):
+    return dict(input_ids=batch["input_ids"], input_mask=batch["input_mask"],
+                token_type_ids=batch["segment_ids"])
+
+
+def losses_fn(is_regression):
+    """Per-batch losses: softmax cross entropy, or squared error for regression."""
+
+    def compute(outputs, batch):
+        logits = tf.cast(outputs["logits"], tf.float32)
+        if is_regression:
+            per_example = tf.square(logits[:, 0] - tf.cast(batch["label_ids"], tf.float32))
+        else:
+            per_example = tf.nn.sparse_softmax_cross_entropy_with_logits(
+                labels=batch["label_ids"], logits=logits)
+        return {"loss": tf.reduce_mean(per_example)}
+
+    return compute
+
+
+class ClassifierRun:
+    """One run_classifier.py invocation."""
+
+    def __init__(self, options):
+        options.validate()
+        self.options = options
+        self.processor = processors.get_processor(options.task_name)
+        self.task = processors.canonical_task_name(options.task_name)
+        self.label_list = self.processor.get_labels()
+        self.is_regression = self.processor.is_regression
+        tokenization.validate_case_matches_checkpoint(options.do_lower_case, options.init_checkpoint)
+        self.config = run_setup.effective_config(
+            options.bert_config_file, options.head_size, options.max_seq_length)
+        self.tokenizer = tokenization.FullTokenizer(options.vocab_file, options.do_lower_case)
+        features_lib.check_vocab_fits_config(
+            len(self.tokenizer.vocab), self.config.vocab_size, options.vocab_file)
+        self.num_labels = 1 if self.is_regression else len(self.label_list)
+
+    def build_model(self):
+        return modeling.build_model(modeling.BertClassifierModel(self.config, self.num_labels))
+
+    def _records(self, examples, name):
+        path = os.path.join(self.options.output_dir, name)
+        features_lib.file_based_convert_examples_to_features(
+            examples, self.label_list, self.options.max_seq_length, self.tokenizer, path)
+        return path
+
+    def train(self, strategy):
+        options = self.options
+        examples = self.processor.get_train_examples(options.data_dir)
+        if not examples:
+            raise ValueError("No training examples in %s." % options.data_dir)
+        num_train_steps = int(len(examples) / options.train_batch_size * options.num_train_epochs)
+        if num_train_steps < 1:
+            raise ValueError(
+                "%d examples, --train_batch_size=%d and --num_train_epochs=%s give no training "
+                "step." % (len(examples), options.train_batch_size, options.num_train_epochs))
+        num_warmup_steps = int(num_train_steps * options.warmup_proportion)
+        logging.info("***** Running training: %d examples, batch size %d, %d steps *****",
+                     len(examples), options.train_batch_size, num_train_steps)
+        records = self._records(examples, "train.tf_record")
+        task = trainer_lib.Task(
+            build_model=self.build_model,
+            make_dataset=lambda batch_size, _: features_lib.dataset_from_file(
+                records, options.max_seq_length, self.is_regression, batch_size,
+                is_training=True, drop_remainder=True, seed=options.random_seed),
+            model_inputs=_model_inputs,
+            compute_losses=losses_fn(self.is_regression),
+        )
+        spec = trainer_lib.TrainingSpec.from_options(
+            options, num_train_steps=num_train_steps, num_warmup_steps=num_warmup_steps)
+        return trainer_lib.train(spec, strategy, task)
+
+    def _logits_fn(self, model):
+        """One traced function per model; the last partial batch does not retrace."""
+        if getattr(self, "_logits_model", None) is not model:
+            spec = tf.TensorSpec([None, self.options.max_seq_length], tf.int32)
+
+            @tf.function(input_signature=[spec, spec, spec])
+            def logits(input_ids, input_mask, segment_ids):
+                inputs = dict(input_ids=input_ids, input_mask=input_mask, token_type_ids=segment_ids)
+                return tf.cast(model(inputs, training=False)["logits"], tf.float32)
+
+            self._logits_model, self._logits = model, logits
+        return self._logits
+
+    def _predict(self, model, examples, name, batch_size):
+        """(outputs [n, num_labels] or [n], loss per example [n] or None, labels)."""
+        records = self._records(examples, name)
+        dataset = features_lib.dataset_from_file(
+            records, self.options.max_seq_length, self.is_regression, batch_size,
+            is_training=False, drop_remainder=False)
+        step = self._logits_fn(model)
+        logits, labels = [], []
+        for batch in dataset:
+            logits.append(step(batch["input_ids"], batch["input_mask"], batch["segment_ids"]).numpy())
+            labels.append(batch["label_ids"].numpy())
+        logits, labels = np.concatenate(logits), np.concatenate(labels)
+        if self.is_regression:
+            return logits[:, 0], (logits[:, 0] - labels) ** 2, labels
+        shifted = logits - logits.max(axis=1, keepdims=True)
+        log_probs = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+        losses = -log_probs[np.arange(len(labels)), labels]
+        return np.exp(log_probs), losses, labels
+
+    def evaluate(self, model, step):
+        """Writes eval_results.txt (and eval_results_mismatched.txt for MNLI)."""
+        sets = [("eval_results.txt", "eval.tf_record", self.processor.get_dev_examples)]
+        if hasattr(self.processor, "get_dev_mismatched_examples"):
+            sets.append(("eval_results_mismatched.txt", "eval_mismatched.tf_record",
+                         self.processor.get_dev_mismatched_examples))
+        all_results = {}
+        for results_file, records, get_examples in sets:
+            examples = get_examples(self.options.data_dir)
+            logging.info("***** Running evaluation: %d examples *****", len(examples))
+            outputs, losses, labels = self._predict(model, examples, records, self.options.eval_batch_size)
+            results = metrics_lib.task_metrics(self.task, outputs, labels)
+            results.update(eval_loss=float(losses.mean()), loss=float(losses.mean()), global_step=step)
+            run_setup.write_eval_results(self.options.output_dir, results, results_file)
+            all_results[results_file] = results
+        return all_results
+
+    def predict(self, model):
+        """Writes test_results.tsv and the GLUE leaderboard files."""
+        output_dir = self.options.output_dir
+        examples = self.processor.get_test_examples(self.options.data_dir)
+        logging.info("***** Running prediction: %d examples *****", len(examples))
+        outputs, _, _ = self._predict(model, examples, "predict.tf_record", self.options.predict_batch_size)
+        submission.write_test_results(os.path.join(output_dir, "test_results.tsv"), outputs, len(examples))
+        written = [os.path.join(output_dir, "test_results.tsv")]
+        for name, test_examples in self.processor.get_submission_sets(self.options.data_dir):
+            if test_examples is examples or name == self.processor.submission_name:
+                predictions = outputs
+            else:
+                predictions, _, _ = self._predict(
+                    model, test_examples, "predict_%s.tf_record" % name, self.options.predict_batch_size)
+            written.append(submission.write_glue_submission(
+                output_dir, name, predictions, self.label_list, len(test_examples)))
+        logging.info("Wrote %s", ", ".join(written))
+        return written
+
+
+def run(options):
+    """Trains, evaluates and/or predicts as the flags say.
+
+    Returns:
+      dict: eval results by file name (with --do_eval) and the predict files
+      written (with --do_predict).
+    """
+    classifier = ClassifierRun(options)
+    strategy = run_setup.prepare(options, classifier.config)
+    trainer = classifier.train(strategy) if options.do_train else None
+    outcome = {}
+    if options.do_eval or options.do_predict:
+        model, step = run_setup.model_to_evaluate(options, strategy, classifier.build_model, trainer)
+        if options.do_eval:
+            outcome["eval"] = classifier.evaluate(model, step)
+        if options.do_predict:
+            outcome["predict"] = classifier.predict(model)
+    return outcome

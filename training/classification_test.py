@@ -1,0 +1,165 @@
+"""run_classifier's run on tiny GLUE-format data: training, eval files, submission files."""
+
+import json
+import os
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from training import classification, pretraining
+from training.classification import ClassifierOptions
+from training.pretraining import PretrainingOptions
+from training.testing.pretraining_records import write_records
+
+WORDS = ["the", "cat", "dog", "sat", "ran", "on", "a", "mat", "big", "small", "red", "blue"]
+CUES = {"entailment": "yes", "contradiction": "no", "neutral": "maybe"}
+MNLI_HEADER = ("index\tpromptID\tpairID\tgenre\tsentence1_binary_parse\tsentence2_binary_parse\t"
+               "sentence1_parse\tsentence2_parse\tsentence1\tsentence2")
+
+
+def _mnli_rows(rng, n, labelled):
+    rows = []
+    for i in range(n):
+        label = ["contradiction", "entailment", "neutral"][i % 3]
+        premise = " ".join(rng.choice(WORDS, 6))
+        # The cue decides the label; repeated, it dominates the pooled output
+        # so that a few dozen steps from scratch learn it.
+        hypothesis = " ".join([rng.choice(WORDS)] + [CUES[label]] * 3)
+        fields = [str(i), "0", "0", "fiction", "x", "x", "x", "x", premise, hypothesis]
+        if labelled:
+            fields += [label, label]
+        rows.append("\t".join(fields))
+    return rows
+
+
+@pytest.fixture(scope="module")
+def glue(tmp_path_factory):
+    root = tmp_path_factory.mktemp("glue")
+    rng = np.random.RandomState(0)
+    mnli = root / "MNLI"
+    mnli.mkdir()
+    header = MNLI_HEADER + "\tlabel1\tgold_label"
+    for name, n in (("train", 192), ("dev_matched", 30), ("dev_mismatched", 24)):
+        (mnli / ("%s.tsv" % name)).write_text("\n".join([header] + _mnli_rows(rng, n, True)) + "\n")
+    for name, n in (("test_matched", 10), ("test_mismatched", 7)):
+        (mnli / ("%s.tsv" % name)).write_text("\n".join([MNLI_HEADER] + _mnli_rows(rng, n, False)) + "\n")
+    (mnli / "diagnostic.tsv").write_text("index\tsentence1\tsentence2\n0\tthe cat sat\tthe cat sat yes\n"
+                                         "1\tthe dog ran\tthe dog no\n")
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + WORDS + list(CUES.values())
+    (root / "vocab.txt").write_text("\n".join(vocab) + "\n")
+    config = dict(vocab_size=len(vocab) + 3, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                  head_size=12, intermediate_size=48, max_position_embeddings=32, type_vocab_size=2)
+    (root / "bert_config.json").write_text(json.dumps(config))
+    return root
+
+
+def _options(glue, output_dir, **overrides):
+    values = dict(
+        data_dir=str(glue / "MNLI"), bert_config_file=str(glue / "bert_config.json"), task_name="MNLI",
+        vocab_file=str(glue / "vocab.txt"), output_dir=str(output_dir), max_seq_length=24,
+        do_train=True, do_eval=True, do_predict=True, train_batch_size=16, eval_batch_size=8,
+        learning_rate=2e-3, num_train_epochs=6.0, save_checkpoints_steps=36, iterations_per_loop=12,
+    )
+    values.update(overrides)
+    return ClassifierOptions(**values)
+
+
+def test_mnli_trains_evaluates_and_writes_submission_files(glue, tmp_path):
+    output = tmp_path / "out"
+    outcome = classification.run(_options(glue, output))
+    matched = outcome["eval"]["eval_results.txt"]
+    assert matched["global_step"] == int(192 / 16 * 6.0)
+    assert matched["eval_accuracy"] > 0.8  # the cue word decides the label
+    lines = (output / "eval_results.txt").read_text().splitlines()
+    assert [l.split(" = ")[0] for l in lines] == ["eval_accuracy", "eval_loss", "global_step", "loss"]
+    mismatched = (output / "eval_results_mismatched.txt").read_text().splitlines()
+    assert [l.split(" = ")[0] for l in mismatched] == ["eval_accuracy", "eval_loss", "global_step", "loss"]
+
+    # test_results.tsv: one row of 3 probabilities per matched test example.
+    rows = [list(map(float, l.split("\t"))) for l in (output / "test_results.tsv").read_text().splitlines()]
+    assert len(rows) == 10 and all(len(r) == 3 and abs(sum(r) - 1) < 1e-4 for r in rows)
+    # Leaderboard files: header, index column, label names.
+    for name, count in (("MNLI-m.tsv", 10), ("MNLI-mm.tsv", 7), ("AX.tsv", 2)):
+        lines = (output / name).read_text().splitlines()
+        assert lines[0] == "index\tprediction"
+        assert [l.split("\t")[0] for l in lines[1:]] == [str(i) for i in range(count)]
+        assert {l.split("\t")[1] for l in lines[1:]} <= {"entailment", "neutral", "contradiction"}
+    # The test hypotheses carry the cue too: predictions follow it.
+    test_rows = (glue / "MNLI" / "test_matched.tsv").read_text().splitlines()[1:]
+    predicted = [l.split("\t")[1] for l in (output / "MNLI-m.tsv").read_text().splitlines()[1:]]
+    expected = [{v: k for k, v in CUES.items()}[r.split("\t")[9].split()[-1]] for r in test_rows]
+    assert len(set(expected)) == 3
+    assert np.mean([p == e for p, e in zip(predicted, expected)]) >= 0.8
+
+    # Checkpoints hold the classifier under the original names.
+    shapes = dict(tf.train.list_variables(tf.train.latest_checkpoint(str(output))))
+    assert shapes["output_weights"] == [3, 32] and shapes["output_bias"] == [3]
+    assert "output_weights/adam_m" in shapes
+
+
+def test_initialises_from_run_pretraining_output_and_honours_freeze(glue, tmp_path):
+    pretrained = tmp_path / "pretrained"
+    write_records(str(tmp_path / "records.tfrecord"), 64, 20, 24, 4)
+    pretraining.run(PretrainingOptions(
+        bert_config_file=str(glue / "bert_config.json"), input_file=str(tmp_path / "records.tfrecord"),
+        output_dir=str(pretrained), max_seq_length=24, max_predictions_per_seq=4, do_train=True,
+        train_batch_size=8, num_train_steps=2, num_warmup_steps=0, save_checkpoints_steps=2,
+        iterations_per_loop=2))
+    output = tmp_path / "finetuned"
+    classification.run(_options(glue, output, init_checkpoint=str(pretrained / "model.ckpt-2"),
+                                freeze="embeddings,attention:0", num_train_epochs=1.0,
+                                do_predict=False))
+    before = tf.train.load_checkpoint(str(pretrained / "model.ckpt-2"))
+    after = tf.train.load_checkpoint(tf.train.latest_checkpoint(str(output)))
+    for name in ("bert/embeddings/word_embeddings", "bert/encoder/layer_0/attention/self/query/kernel"):
+        np.testing.assert_array_equal(after.get_tensor(name), before.get_tensor(name))
+        assert not after.has_tensor(name + "/adam_m")
+    trained = "bert/encoder/layer_1/attention/self/query/kernel"
+    assert not np.array_equal(after.get_tensor(trained), before.get_tensor(trained))
+    report = json.loads((output / "parameters.json").read_text())
+    assert report["flags"]["freeze"] == "embeddings,attention:0"
+
+
+def test_eval_only_from_checkpoint_and_errors(glue, tmp_path):
+    with pytest.raises(ValueError, match="Task not found: mnlx; known tasks: cola, mnli"):
+        classification.run(_options(glue, tmp_path / "a", task_name="mnlx"))
+    small = tmp_path / "small_config.json"
+    small.write_text(json.dumps(dict(json.loads((glue / "bert_config.json").read_text()), vocab_size=10)))
+    with pytest.raises(ValueError, match=r"vocab.txt has 20 entries but bert_config's vocab_size is 10"):
+        classification.run(_options(glue, tmp_path / "b", bert_config_file=str(small)))
+    with pytest.raises(ValueError, match="needs a checkpoint in --output_dir or --init_checkpoint"):
+        classification.run(_options(glue, tmp_path / "c", do_train=False))
+    with pytest.raises(ValueError, match=r"Cannot use sequence length 64 because the BERT model was only trained up to sequence length 32"):
+        classification.run(_options(glue, tmp_path / "d", max_seq_length=64))
+    with pytest.raises(ValueError, match="At least one of `do_train`, `do_eval` or `do_predict' must be True"):
+        classification.run(_options(glue, tmp_path / "e", do_train=False, do_eval=False, do_predict=False))
+    bad = tmp_path / "BAD"
+    bad.mkdir()
+    (bad / "train.tsv").write_text(MNLI_HEADER + "\tlabel1\tgold_label\n0\t0\t0\tfiction\tshort row\n")
+    with pytest.raises(ValueError, match=r"train.tsv line 2: expected at least"):
+        classification.run(_options(glue, tmp_path / "f", data_dir=str(bad)))
+
+
+def test_sts_b_regression(glue, tmp_path):
+    stsb = tmp_path / "STS-B"
+    stsb.mkdir()
+    header = "index\tgenre\tfilename\tyear\told_index\tsource1\tsource2\tsentence1\tsentence2\tscore"
+    rng = np.random.RandomState(1)
+    rows = []
+    for i in range(64):
+        score = float(i % 6)
+        words = " ".join(rng.choice(WORDS, 4))
+        rows.append("\t".join([str(i), "g", "f", "y", "0", "s", "s", words, words, "%.1f" % score]))
+    (stsb / "train.tsv").write_text("\n".join([header] + rows) + "\n")
+    (stsb / "dev.tsv").write_text("\n".join([header] + rows[:16]) + "\n")
+    (stsb / "test.tsv").write_text("\n".join([header.rsplit("\t", 1)[0]] + [r.rsplit("\t", 1)[0] for r in rows[:5]]) + "\n")
+    output = tmp_path / "out"
+    outcome = classification.run(_options(glue, output, data_dir=str(stsb), task_name="STS-B",
+                                          num_train_epochs=1.0))
+    results = outcome["eval"]["eval_results.txt"]
+    assert {"eval_pearson", "eval_spearman", "eval_corr", "eval_loss", "global_step"} <= set(results)
+    lines = (output / "STS-B.tsv").read_text().splitlines()
+    assert lines[0] == "index\tprediction" and len(lines) == 6
+    assert all(0.0 <= float(l.split("\t")[1]) <= 5.0 for l in lines[1:])
+    assert len((output / "test_results.tsv").read_text().splitlines()) == 5
