@@ -135,7 +135,8 @@ class Trainer:
             grads = tape.gradient(loss, variables)
             if scaled:
                 grads = optimizer.get_unscaled_gradients(grads)
-            optimizer.apply_gradients(zip(grads, variables))
+            # Variables the task does not use (SQuAD's pooler) have no gradient.
+            optimizer.apply_gradients([(g, v) for g, v in zip(grads, variables) if g is not None])
             return tf.stack([losses[name] for name in names])
 
         local_replicas = len(strategy.extended.worker_devices)

@@ -1,0 +1,113 @@
+"""run_squad's run on tiny SQuAD 2.0-format data: training, prediction files, official metrics."""
+
+import json
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from official.nlp.tools import squad_evaluate_v2_0
+from training import squad
+from training.squad import SquadOptions
+
+WORDS = ["the", "cat", "dog", "sat", "ran", "on", "a", "mat", "big", "small", "red", "blue"]
+
+
+def _squad_v2(rng, n, start_id):
+    """Contexts of random words; answerable questions ask for the one 'gold' word."""
+    articles = []
+    for i in range(n):
+        words = list(rng.choice(WORDS, 10))
+        answerable = i % 3 != 0
+        qa = {"id": "q%d" % (start_id + i), "question": "where is the gold", "is_impossible": not answerable}
+        if answerable:
+            position = rng.randint(0, 10)
+            words.insert(position, "gold")
+            start = len(" ".join(words[:position])) + (1 if position else 0)
+            qa["answers"] = [{"text": "gold", "answer_start": start}]
+        else:
+            qa["answers"] = []
+        articles.append({"title": "t%d" % i, "paragraphs": [{"context": " ".join(words), "qas": [qa]}]})
+    return {"version": "v2.0", "data": articles}
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    root = tmp_path_factory.mktemp("squad")
+    rng = np.random.RandomState(0)
+    (root / "train.json").write_text(json.dumps(_squad_v2(rng, 240, 0)))
+    (root / "dev.json").write_text(json.dumps(_squad_v2(rng, 30, 1000)))
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + WORDS + ["gold", "where", "is"]
+    (root / "vocab.txt").write_text("\n".join(vocab) + "\n")
+    config = dict(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                  head_size=12, intermediate_size=48, max_position_embeddings=32, type_vocab_size=2)
+    (root / "bert_config.json").write_text(json.dumps(config))
+    return root
+
+
+def _options(files, output_dir, **overrides):
+    values = dict(
+        bert_config_file=str(files / "bert_config.json"), vocab_file=str(files / "vocab.txt"),
+        output_dir=str(output_dir), train_file=str(files / "train.json"),
+        predict_file=str(files / "dev.json"), do_train=True, do_predict=True,
+        max_seq_length=24, doc_stride=8, max_query_length=6, train_batch_size=16,
+        learning_rate=3e-3, num_train_epochs=6.0, save_checkpoints_steps=45, iterations_per_loop=15,
+        n_best_size=5, max_answer_length=4, version_2_with_negative=True,
+    )
+    values.update(overrides)
+    return SquadOptions(**values)
+
+
+def test_squad_v2_trains_predicts_and_evaluates(files, tmp_path):
+    output = tmp_path / "out"
+    outcome = squad.run(_options(files, output))
+    predictions = json.loads((output / "predictions.json").read_text())
+    nbest = json.loads((output / "nbest_predictions.json").read_text())
+    null_odds = json.loads((output / "null_odds.json").read_text())
+    dev = json.loads((files / "dev.json").read_text())
+    ids = [qa["id"] for a in dev["data"] for p in a["paragraphs"] for qa in p["qas"]]
+    assert sorted(predictions) == sorted(ids) == sorted(nbest) == sorted(null_odds)
+    assert (output / "predictions.json").read_text().startswith("{\n    \"")  # indent 4
+    entry = nbest[ids[1]][0]
+    assert set(entry) == {"text", "probability", "start_logit", "end_logit"}
+    assert abs(sum(e["probability"] for e in nbest[ids[1]]) - 1) < 1e-4
+
+    metrics = json.loads((output / "eval_results.json").read_text())
+    assert {"exact", "f1", "total", "HasAns_exact", "HasAns_f1", "HasAns_total", "NoAns_exact",
+            "NoAns_f1", "NoAns_total", "best_exact", "best_exact_thresh", "best_f1",
+            "best_f1_thresh"} <= set(metrics)
+    assert metrics["total"] == 30
+    # The model learned to find the gold word and to abstain without it.
+    assert metrics["best_f1"] > 80.0, metrics
+    # The same numbers as Model Garden's official v2.0 evaluation on our files.
+    official = squad_evaluate_v2_0.evaluate(dev["data"], predictions, null_odds)
+    assert metrics["exact"] == pytest.approx(official["exact"])
+    assert metrics["best_f1"] == pytest.approx(official["final_f1"])
+    shapes = dict(tf.train.list_variables(tf.train.latest_checkpoint(str(output))))
+    assert shapes["cls/squad/output_weights"] == [2, 32]
+
+
+def test_v1_style_prediction_from_checkpoint_and_errors(files, tmp_path):
+    trained = tmp_path / "trained"
+    squad.run(_options(files, trained, do_predict=False, num_train_epochs=1.0))
+    output = tmp_path / "predict_only"
+    # A v1.1 file: every question has an answer.
+    dev = json.loads((files / "dev.json").read_text())
+    dev["data"] = [a for a in dev["data"] if a["paragraphs"][0]["qas"][0]["answers"]]
+    v1 = tmp_path / "dev-v1.1.json"
+    v1.write_text(json.dumps(dev))
+    outcome = squad.run(_options(files, output, do_train=False, init_checkpoint=str(trained),
+                                 predict_file=str(v1), version_2_with_negative=False))
+    assert not (output / "null_odds.json").exists()
+    assert set(outcome["metrics"]) == {"exact_match", "f1"}
+
+    with pytest.raises(ValueError, match="If `do_train` is True, then `train_file` must be specified"):
+        squad.run(_options(files, tmp_path / "a", train_file=None))
+    with pytest.raises(ValueError, match=r"The max_seq_length \(9\) must be greater than max_query_length \(6\) \+ 3"):
+        squad.run(_options(files, tmp_path / "b", max_seq_length=9))
+    with pytest.raises(ValueError, match=r"Cannot use sequence length 64"):
+        squad.run(_options(files, tmp_path / "c", max_seq_length=64))
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"version": "v2.0"}))
+    with pytest.raises(ValueError, match="bad.json"):
+        squad.run(_options(files, tmp_path / "d", train_file=str(bad)))
