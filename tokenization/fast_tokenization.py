@@ -2,8 +2,9 @@ r"""Batched BERT tokenization in TensorFlow ops, with the original's exact ids.
 
 `FastFullTokenizer` produces exactly the ids of
 `bert_tokenization.FullTokenizer` for every input, but tokenizes a whole batch
-with a handful of TensorFlow ops, so it runs in C++ (5-9x faster than the
-pure-Python tokenizer on English text) and can be called inside
+with a handful of TensorFlow ops, so it runs in C++ (20-40x faster than the
+pure-Python tokenizer on English text through `tokenize_to_ids`; see
+benchmarks/tokenization_benchmark.py) and can be called inside
 `tf.data.Dataset.map`.
 
 Why not `tensorflow_text.BertTokenizer`? Its basic step differs from the
@@ -12,9 +13,9 @@ becomes "ss", "ﬁ" becomes "fi"), its word limit counts bytes instead of
 characters, and it treats control characters differently. The basic step is
 therefore rebuilt here from primitive string ops:
 
-  1. `unicode_transcode(errors="ignore")`: drop invalid UTF-8, like
-     `bytes.decode("utf-8", "ignore")`. (errors="replace" would do as well:
-     step 2 deletes U+FFFD anyway.)
+  1. Drop invalid UTF-8, like `bytes.decode("utf-8", "ignore")`: in Python
+     in `tokenize_to_ids` (a `str` encodes to valid UTF-8 anyway), with the
+     much slower `unicode_transcode(errors="ignore")` in `tokenize_tensor`.
   2. Delete Cc except \t\n\r, Cf, and U+FFFD (NUL is a Cc): the deletions of
      `_clean_text`.
   3. Only when lower-casing: `str.lower()` (see `_lower`), NFD, then delete
@@ -26,6 +27,9 @@ therefore rebuilt here from primitive string ops:
      set is the original's `_is_whitespace` plus that of Python's
      `str.split()`, which also has U+2028/U+2029: they survive `_clean_text`
      (categories Zl/Zp) but still split words.
+     Most rows skip this step: FastWordpiece's end-to-end mode splits words
+     itself, with the same classes for every character (tested), ~4x faster;
+     see `_tokenize_utf8`.
 
 The original turns whitespace into spaces and spaces out CJK characters
 before lower-casing and NFD, which it applies per word, and splits
@@ -46,21 +50,24 @@ WordPiece uses `tensorflow_text.FastWordpieceTokenizer` (linear-time
 longest-match-first, the same result as the original's greedy loop): with
 it the whole fast path is ~2x faster than with `tensorflow_text.
 WordpieceTokenizer` and a lookup table, which is used only for a vocab that
-FastWordpiece rejects (a token over 256 bytes). The original's limit of 200
-*characters* per word is applied first: longer words are replaced by the
-literal unknown token, which the vocab maps to its id; the byte limit of the
-WordPiece op is 4 * 200 so that it never triggers on shorter words.
+FastWordpiece rejects (a token over 256 bytes); then step 4 runs on all
+rows. The original's limit of 200 *characters* per word is applied before
+WordPiece: longer words are replaced by the literal unknown token, which the
+vocab maps to its id; the byte limit of the WordPiece op is 4 * 200 so that
+it never triggers on shorter words. The end-to-end mode cannot do this, so
+the few rows where a word may be longer than 200 chars take step 4.
 
 Residual differences (none is reachable from text that decodes from UTF-8
 and uses only characters assigned in Unicode 14, the version of Python 3.11's
 `unicodedata`):
   * Character properties come from the Unicode tables of RE2 and ICU inside
-    TensorFlow (newer than 14), not from Python's `unicodedata`. A code point
-    assigned after Unicode 14 (category Cn for Python) may be split off as
-    punctuation, stripped as a combining mark, deleted as a format char, or
-    NFD-decomposed by the fast path where the original keeps it as a letter:
-    e.g. U+0ECE (Lao, Mn since Unicode 15) with lower-casing, or U+11B00
-    (Devanagari Extended-A, Po since Unicode 15) in both modes.
+    TensorFlow and TensorFlow Text (newer than 14), not from Python's
+    `unicodedata`. A code point assigned after Unicode 14 (category Cn for
+    Python) may be split off as punctuation, stripped as a combining mark,
+    deleted as a format char, or NFD-decomposed by the fast path where the
+    original keeps it as a letter: e.g. U+0ECE (Lao, Mn since Unicode 15)
+    with lower-casing, or U+11B00 (Devanagari Extended-A, Po since Unicode
+    15) in both modes.
   * A `str` holding a lone surrogate (possible only for strings not decoded
     from UTF-8, e.g. with "surrogateescape") cannot be sent to TensorFlow;
     each lone surrogate is replaced by the non-character U+FFFF, which every
@@ -114,25 +121,31 @@ _CJK_CHARS = "".join(
 _SPACE_OUT_RE = r"([%s%s])|[%s\p{Zs}]" % (
     _PUNCTUATION_CHARS, _CJK_CHARS, _OTHER_SPLIT_WHITESPACE_CHARS)
 _COMBINING_MARK_RE = r"\p{Mn}"
+# A run of more than 200 chars without ASCII whitespace: the rows where a
+# word may exceed the original's limit (a cheap, conservative test, as words
+# also end at other whitespace, punctuation and CJK chars).
+_LONG_RUN_RE = r"(?s).*[^\t\n\r ]{%d}.*" % (_MAX_CHARS_PER_WORD + 1)
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _to_utf8(text: Union[str, bytes]) -> bytes:
-    """Returns `text` as UTF-8 bytes for TensorFlow (bytes pass unchanged).
+    """Returns `text` as valid UTF-8 bytes for `_tokenize_utf8`.
 
     Raises:
       ValueError: if `text` is neither `str` nor `bytes`, as
         `convert_to_unicode` does.
     """
-    if isinstance(text, bytes):
-        return text  # Invalid UTF-8 is dropped in the graph, as the original.
     if isinstance(text, str):
         try:
             return text.encode("utf-8")
         except UnicodeEncodeError:
             # Lone surrogates; see the module docstring.
             return _LONE_SURROGATE.sub("\uffff", text).encode("utf-8")
+    if isinstance(text, bytes):
+        # Drops invalid UTF-8 exactly as `convert_to_unicode` does, and is
+        # ~20x faster than the `unicode_transcode` op it saves.
+        return text.decode("utf-8", "ignore").encode("utf-8")
     raise ValueError("Unsupported string type: %s" % (type(text),))
 
 
@@ -222,6 +235,16 @@ def _if_any_match(text, char_class, fn):
     return tf.cond(tf.reduce_any(found), lambda: fn(text), lambda: text)
 
 
+def _drop_invalid_utf8(strings):
+    """Drops invalid UTF-8 like `bytes.decode("utf-8", "ignore")`.
+
+    (errors="replace" would do as well: `_CONTROL_RE` deletes U+FFFD.)
+    """
+    return tf.strings.unicode_transcode(
+        strings, input_encoding="UTF-8", output_encoding="UTF-8",
+        errors="ignore")
+
+
 class FastFullTokenizer(object):
     """Batched, graph-compatible equivalent of `FullTokenizer`.
 
@@ -232,7 +255,7 @@ class FastFullTokenizer(object):
     """
 
     def __init__(self, vocab_file, do_lower_case=True):
-        """Loads `vocab_file` and builds the WordPiece op.
+        """Loads `vocab_file` and builds the WordPiece ops.
 
         Args:
           vocab_file: path of a BERT vocab file (one token per line); any
@@ -254,22 +277,39 @@ class FastFullTokenizer(object):
                 "Vocab file %s has no %s token; BERT needs it for words that "
                 "cannot be split into wordpieces." % (vocab_file, _UNK_TOKEN))
 
-        self._wordpiece = self._build_wordpiece()
+        self._wordpiece = self._build_wordpiece(split_words=False)
+        # None for a vocab FastWordpiece rejects.
+        self._split_and_wordpiece = (
+            self._build_wordpiece(split_words=True)
+            if isinstance(self._wordpiece, tf_text.FastWordpieceTokenizer)
+            else None)
+        # `tokenize_to_ids` sends valid UTF-8 only (see `_to_utf8`); one
+        # trace for every batch size.
         self._tokenize_batch = tf.function(
-            self.tokenize_tensor,
+            self._tokenize_utf8,
             input_signature=[tf.TensorSpec([None], tf.string)])
 
-    def _build_wordpiece(self):
-        """A tensorflow_text tokenizer: [..., (words)] -> [..., (words), (ids)].
+    def _build_wordpiece(self, split_words):
+        """A tensorflow_text tokenizer for the WordPiece step.
 
         Both options below run the original's greedy longest-match-first and
         emit the unknown token for a word with an unmatched part. Their byte
         limit is set so that it never triggers on a word of at most 200
-        characters; longer words are handled in `tokenize_tensor`.
+        characters; longer words are handled in `_words_to_ids`.
+
+        Args:
+          split_words: False: [..., (words)] -> [..., (words), (ids)].
+            True: [batch] normalized text -> [batch, (ids)], splitting words
+            inside the op (FastWordpiece only, see `_tokenize_utf8`).
+
+        Returns:
+          A FastWordpieceTokenizer, or, for a vocab it rejects and if not
+          `split_words`, a WordpieceTokenizer.
         """
         usable = [t for t in self.vocab if _can_match(t)]
         if any(len(_strip_suffix_indicator(t).encode("utf-8")) >
                _FAST_WORDPIECE_MAX_TOKEN_BYTES for t in usable):
+            assert not split_words
             # Exotic vocab: ~2x slower over all than FastWordpiece, same ids.
             table = tf.lookup.StaticHashTable(
                 tf.lookup.KeyValueTensorInitializer(
@@ -286,10 +326,12 @@ class FastFullTokenizer(object):
         # FastWordpiece takes the vocab as a list indexed by id and rejects
         # duplicates. Ids not reachable through `vocab` (a token repeated in
         # the file keeps only its last id, as in load_vocab) and tokens that
-        # can never match get a unique placeholder that starts with a space
-        # and so can never match a word either: words have no whitespace.
+        # can never match get a unique placeholder that starts with U+FFFD
+        # and so can never match a word either: _CONTROL_RE deletes U+FFFD.
+        # (Not whitespace: with a vocab token starting with a space, the
+        # end-to-end mode turns whitespace into unknown tokens.)
         num_ids = max(self.vocab.values()) + 1
-        id_to_piece = [" unused id %d" % i for i in range(num_ids)]
+        id_to_piece = ["\ufffdunused%d" % i for i in range(num_ids)]
         for token in usable:
             id_to_piece[self.vocab[token]] = token
         return tf_text.FastWordpieceTokenizer(
@@ -298,8 +340,7 @@ class FastFullTokenizer(object):
             max_bytes_per_word=_MAX_BYTES_PER_WORD,
             token_out_type=tf.int64,
             unknown_token=_UNK_TOKEN,
-            # Words come from our own basic step: no further splitting.
-            no_pretokenization=True)
+            no_pretokenization=not split_words)
 
     def tokenize_tensor(self, strings):
         """Tokenizes a batch of strings into wordpiece ids, in graph ops.
@@ -325,9 +366,52 @@ class FastFullTokenizer(object):
             raise ValueError(
                 "tokenize_tensor expects a scalar or a 1-D batch of strings, "
                 "got shape %s" % (strings.shape,))
-        words = self._basic_tokenize(strings)
-        # The 200-character limit, counted in code points like the original
-        # (the FastWordpiece limit is in bytes).
+        return self._tokenize_utf8(_drop_invalid_utf8(strings))
+
+    def _tokenize_utf8(self, strings):
+        """`tokenize_tensor` for a tf.Tensor[string, [batch]] of valid UTF-8.
+
+        FastWordpiece can split words itself (its end-to-end mode): on
+        whitespace, punctuation and CJK chars, with exactly the original's
+        classes for every character assigned in Unicode 14 (tested), and
+        ~4x faster than `_split_words`. But it cannot apply the original's
+        200-character limit (its own limit is in bytes), so rows that may
+        hold a longer word take the `_split_words` way.
+        """
+        text = self._normalize(strings)
+        if self._split_and_wordpiece is None:
+            return self._words_to_ids(self._split_words(text))
+
+        maybe_long = tf.strings.regex_full_match(text, _LONG_RUN_RE)
+
+        def split_rows_by_length():
+            short_rows = tf.where(~maybe_long)[:, 0]
+            long_rows = tf.where(maybe_long)[:, 0]
+            ids = tf.concat([
+                self._split_and_wordpiece.tokenize(
+                    tf.gather(text, short_rows)),
+                self._words_to_ids(self._split_words(
+                    tf.gather(text, long_rows))),
+            ], axis=0)
+            # Back to the input order.
+            order = tf.math.invert_permutation(
+                tf.concat([short_rows, long_rows], axis=0))
+            return tf.gather(ids, order)
+
+        return tf.cond(tf.reduce_any(maybe_long), split_rows_by_length,
+                       lambda: self._split_and_wordpiece.tokenize(text))
+
+    def _words_to_ids(self, words):
+        """WordPiece with the original's limit of 200 characters per word.
+
+        Args:
+          words: tf.RaggedTensor[string, [batch, (words)]].
+
+        Returns:
+          tf.RaggedTensor[int64, [batch, (tokens)]].
+        """
+        # Counted in code points like the original (the WordPiece ops count
+        # bytes).
         flat_words = words.flat_values
         too_long = tf.strings.length(
             flat_words, unit="UTF8_CHAR") > _MAX_CHARS_PER_WORD
@@ -345,15 +429,21 @@ class FastFullTokenizer(object):
         Returns:
           tf.RaggedTensor[string, [batch, (words)]].
         """
-        text = tf.strings.unicode_transcode(
-            strings, input_encoding="UTF-8", output_encoding="UTF-8",
-            errors="ignore")
+        return self._split_words(self._normalize(_drop_invalid_utf8(strings)))
+
+    def _normalize(self, text):
+        """Steps 2 and 3 of the module docstring, on valid UTF-8."""
         # Must come before lower-casing: tf.strings.lower stops at a NUL.
         text = tf.strings.regex_replace(text, _CONTROL_RE, "")
         if self.do_lower_case:
             text = self._lower(text)
             text = tf_text.normalize_utf8(text, "NFD")
             text = tf.strings.regex_replace(text, _COMBINING_MARK_RE, "")
+        return text
+
+    @staticmethod
+    def _split_words(text):
+        """Step 4 of the module docstring: [batch] -> [batch, (words)]."""
         text = tf.strings.regex_replace(text, _SPACE_OUT_RE, r" \1 ")
         return tf.strings.split(text)
 
@@ -370,10 +460,11 @@ class FastFullTokenizer(object):
         `tf.strings.lower` (ICU) does the work; see `_case_tables` for the
         characters fixed up beforehand. All "Σ" are lower-cased first, by
         Python's rule, because ICU decides final sigma with older tables.
-        Each fix-up only runs on batches that need it.
+        Each fix-up only runs on batches that need it; one scan for both
+        tells whether any does (on most text neither).
         """
         tables = self._case_tables
-        text = _if_any_match(text, r"\x{3A3}", self._lower_capital_sigma)
+        gaps_class = "".join(r"\x{%X}" % ord(c) for c, _ in tables.lower_gaps)
 
         def fix_gaps(fixed):
             for upper, lower in tables.lower_gaps:
@@ -381,10 +472,14 @@ class FastFullTokenizer(object):
                     fixed, r"\x{%X}" % ord(upper), lower)
             return fixed
 
-        if tables.lower_gaps:
-            text = _if_any_match(
-                text, "".join(r"\x{%X}" % ord(c) for c, _ in tables.lower_gaps),
-                fix_gaps)
+        def fix_up(fixed):
+            fixed = _if_any_match(fixed, r"\x{3A3}",
+                                  self._lower_capital_sigma)
+            if tables.lower_gaps:
+                fixed = _if_any_match(fixed, gaps_class, fix_gaps)
+            return fixed
+
+        text = _if_any_match(text, r"\x{3A3}" + gaps_class, fix_up)
         return tf.strings.lower(text, encoding="utf-8")
 
     def _lower_capital_sigma(self, text):

@@ -243,6 +243,73 @@ def test_parity_every_codepoint(tokenizers):
         len(mismatches), mismatches[0])
 
 
+@pytest.mark.parametrize("do_lower_case", [True, False],
+                         ids=["uncased", "cased"])
+def test_parity_every_codepoint_between_words(tmp_path, do_lower_case):
+    """Every code point assigned in Unicode 14 between two words, through
+    `tokenize_to_ids` (where FastWordpiece splits words itself): the ids
+    tell whether it was deleted ("a", "##b"), whitespace ("a", "b"),
+    punctuation or CJK ("a", x, "b"), or part of the word ("[UNK]")."""
+    path = tmp_path / "vocab.txt"
+    path.write_text("[UNK]\na\nb\n##a\n##b\n", encoding="utf-8")
+    pure = bert_tokenization.FullTokenizer(str(path), do_lower_case)
+    fast = fast_tokenization.FastFullTokenizer(str(path), do_lower_case)
+    texts = ["a%sb" % chr(cp) for cp in range(0xF0000)
+             if unicodedata.category(chr(cp)) not in ("Cn", "Cs")]
+    got = fast.tokenize_to_ids(texts)
+    mismatches = [(text, ids) for text, ids in zip(texts, got)
+                  if ids != pure.convert_tokens_to_ids(pure.tokenize(text))]
+    assert not mismatches, "first of %d mismatches: %r" % (
+        len(mismatches), mismatches[0])
+
+
+def test_rows_with_long_runs_keep_order(tokenizers):
+    # Rows with a run of over 200 chars without ASCII whitespace take
+    # another way than the rest; the batch must keep its order and ids.
+    texts = [
+        "plain text",
+        "x," * 150,  # 300 chars without a space, all short words.
+        "a" * 201 + " end",
+        "\u00e9" * 200 + " " + "\u0436" * 200,  # 200 chars, 400 bytes.
+        "\u4e2d" * 300,  # CJK: single-char words.
+        "https://example.com/" + "path/" * 50 + "?q=1",
+        "b" * 199 + "\u0301" * 3,  # 202 chars, but 199 once unaccented.
+        "",
+        "\u00a0".join(["word"] * 60),  # No ASCII whitespace, short words.
+    ]
+    _assert_same_ids(tokenizers, texts)
+    _assert_same_ids(tokenizers, texts[::-1])
+    _assert_same_ids(tokenizers, [texts[2]])
+    _assert_same_ids(tokenizers, [texts[0]])
+
+
+def test_vocab_tokens_that_never_match(tmp_path):
+    # Tokens mixing punctuation, "##" punctuation, whitespace and deleted
+    # chars can never be output by the original; nor by the fast path.
+    tokens = ["[PAD]", "[UNK]", "a.b", "##.", ".", "a", "##b", "b", "#",
+              "##a", "ab c", " x", "x", "a\u00adb", "##", "###", "\ufffd",
+              "\u4e2d\u6587", "\u4e2d", "##\u6587", "it's", "it", "'", "s"]
+    path = tmp_path / "vocab.txt"
+    path.write_text("\n".join(tokens) + "\n", encoding="utf-8")
+    texts = ["a.b a. .b ##. x a b ab ab c", " x  ab\u00ad", "#a ## ###",
+             "\u4e2d\u6587 \ufffd it's", "a\u00adb \u00adx"]
+    for do_lower_case in (True, False):
+        pure = bert_tokenization.FullTokenizer(str(path), do_lower_case)
+        fast = fast_tokenization.FastFullTokenizer(str(path), do_lower_case)
+        assert fast.tokenize_to_ids(texts) == [
+            pure.convert_tokens_to_ids(pure.tokenize(t)) for t in texts]
+
+
+def test_tokenize_to_ids_traces_once(tokenizers):
+    _, fast = tokenizers
+    fast.tokenize_to_ids(["a b"])
+    count = fast._tokenize_batch.experimental_get_tracing_count()
+    for size in (1, 2, 7, 64):
+        fast.tokenize_to_ids(["hello, world"] * size)
+    fast.tokenize_to_ids([b"bytes", "str"])
+    assert fast._tokenize_batch.experimental_get_tracing_count() == count
+
+
 def test_tokenize_returns_pure_tokens(tokenizers):
     pure, fast = tokenizers
     assert fast.tokenize(_CORPUS) == [pure.tokenize(t) for t in _CORPUS]
