@@ -1,0 +1,1 @@
+"""Throughput benchmarks: tokenization paths and BERT encoders (see README)."""

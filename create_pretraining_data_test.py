@@ -1,0 +1,70 @@
+"""End-to-end test of the create_pretraining_data.py command line, in a subprocess."""
+
+import os
+import re
+import subprocess
+import sys
+
+import tensorflow as tf
+
+from pretraining_data import testing
+from training import pretraining_input
+
+REPO_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def test_command_line(tmp_path):
+    vocab_file = testing.write_vocab(str(tmp_path / "vocab.txt"))
+    documents = testing.make_documents(60, seed=3)
+    testing.write_corpus(str(tmp_path / "a.txt"), documents[:30])
+    testing.write_corpus(str(tmp_path / "b.txt"), documents[30:])
+    outputs = [str(tmp_path / "out-0.tfrecord"), str(tmp_path / "out-1.tfrecord")]
+
+    process = subprocess.run(
+        [
+            sys.executable,
+            os.path.join(REPO_DIR, "create_pretraining_data.py"),
+            "--input_file=%s" % (tmp_path / "*.txt"),
+            "--output_file=%s" % ",".join(outputs),
+            "--vocab_file=%s" % vocab_file,
+            "--do_lower_case=True",
+            "--do_whole_word_mask=True",
+            "--max_seq_length=32",
+            "--max_predictions_per_seq=5",
+            "--random_seed=1",
+            "--dupe_factor=2",
+            "--masked_lm_prob=0.15",
+            "--short_seq_prob=0.1",
+            "--num_workers=2",
+            "--documents_per_shard=20",
+        ],
+        cwd=REPO_DIR,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert process.returncode == 0, process.stderr[-3000:]
+
+    total = int(re.search(r"Wrote (\d+) total instances", process.stderr).group(1))
+    counts = [sum(1 for _ in tf.data.TFRecordDataset(path)) for path in outputs]
+    assert sum(counts) == total > 100
+    assert abs(counts[0] - counts[1]) <= 1  # Round-robin.
+    pretraining_input.check_record_lengths(outputs, 32, 5)
+    assert process.stderr.count("*** Example ***") == 20
+
+
+
+def test_benchmark_quick_mode_runs():
+    # A smoke test: the figures are not checked, the machine may be shared.
+    benchmark = os.path.join(REPO_DIR, "benchmarks", "create_pretraining_data_benchmark.py")
+    process = subprocess.run([sys.executable, benchmark, "--quick"], cwd=REPO_DIR,
+                             capture_output=True, text=True, timeout=300)
+    assert process.returncode == 0, process.stdout[-2000:] + process.stderr[-2000:]
+    number = r"\s+([0-9.]+)"
+    rows = re.findall(r"^\s*40%s\s+(reference|ours)%s$" % (number, number * 6),
+                      process.stdout, re.MULTILINE)
+    assert [row[1] for row in rows] == ["reference", "ours"], process.stdout
+    for row in rows:
+        assert all(float(figure) > 0 for figure in row[2:]), row
+    assert "speed-up at 40 documents" in process.stdout
+    assert re.search(r"parallelism: 2 CPU-bound processes do [0-9.]+x", process.stdout)
