@@ -20,11 +20,12 @@ test: $(STAMP)
 	$(PY) -m pytest -n 2 $(PYTEST_ARGS)
 
 demo: $(STAMP)
-	@echo "make demo arrives with the pre-training pipeline (see README)."
+	$(PY) demo/run_demo.py
 
 benchmark: $(STAMP)
 	$(PY) benchmarks/tokenization_benchmark.py
 	$(PY) benchmarks/model_benchmark.py
+	$(PY) benchmarks/create_pretraining_data_benchmark.py
 
 clean:
 	rm -rf $(VENV) demo_output benchmark_output

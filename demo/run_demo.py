@@ -1,0 +1,255 @@
+"""`make demo`: the pipeline end to end on sample data made on this machine.
+
+1. sample data: a corpus from the standard library's docstrings and a
+   WordPiece vocabulary learned from it, plus an MNLI-format and a SQuAD
+   2.0-format task made from the same text (demo/sample_data.py);
+2. create_pretraining_data.py on a training and a held-out split;
+3. run_pretraining.py: a small BERT with a fixed head size (4 heads of 64
+   on hidden 128, so heads x head_size != hidden), bfloat16 on this CPU;
+   and the same with a freezing preset (--freeze=ffn: the feed-forward
+   layers stay at their seeded random initialisation);
+4. run_pretraining.py --do_eval on the held-out split: the seeded
+   initialisation, each checkpoint, and the frozen model;
+5. run_classifier.py (MNLI format) and run_squad.py (SQuAD 2.0 format)
+   from the pre-trained checkpoint, with eval results and submission files;
+6. extract_features.py with the pre-trained checkpoint.
+
+Every step is the command line a user would type; each is printed first.
+Outputs go to --output_dir (default demo_output/).
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+from absl import app, flags
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)  # `python demo/run_demo.py` from anywhere.
+
+from demo import sample_data  # noqa: E402  pylint: disable=wrong-import-position
+
+FLAGS = flags.FLAGS
+flags.DEFINE_string("output_dir", os.path.join(ROOT, "demo_output"), "Where everything goes.")
+flags.DEFINE_integer("num_train_steps", 600, "Pre-training steps.")
+flags.DEFINE_integer("checkpoints", 3, "Checkpoints saved (and evaluated) during training.")
+flags.DEFINE_integer("dupe_factor", 5, "create_pretraining_data.py --dupe_factor.")
+flags.DEFINE_integer("max_eval_steps", 50, "Held-out batches per evaluation.")
+flags.DEFINE_string("dtype", "bfloat16", "run_pretraining.py --dtype.")
+flags.DEFINE_integer("num_workers", 2, "create_pretraining_data.py --num_workers.")
+flags.DEFINE_string("freeze_preset", "ffn", "The --freeze preset pre-trained next to the unfrozen model.")
+flags.DEFINE_float("classifier_epochs", 2.0, "run_classifier.py --num_train_epochs.")
+flags.DEFINE_float("squad_epochs", 1.0, "run_squad.py --num_train_epochs.")
+
+# The demo model: small enough for 2 CPU cores, with the paper's fixed head
+# size: 4 heads x 64 = 256 != hidden 128.
+DEMO_CONFIG = dict(
+    hidden_size=128,
+    num_hidden_layers=2,
+    num_attention_heads=4,
+    head_size=64,
+    intermediate_size=512,
+    hidden_act="gelu",
+    hidden_dropout_prob=0.1,
+    attention_probs_dropout_prob=0.1,
+    max_position_embeddings=128,
+    type_vocab_size=2,
+    initializer_range=0.02,
+)
+# Docstring sentences are short; 64 tokens keep the demo within minutes on 2 cores.
+MAX_SEQ_LENGTH = 64
+MAX_PREDICTIONS = 10
+HELD_OUT_FRACTION = 0.1
+
+
+def _run(command, log_path=None):
+    """Prints and runs a command line; its log goes to log_path too."""
+    printable = " \\\n    ".join(command)
+    print("\n$ " + printable, flush=True)
+    start = time.time()
+    with open(log_path or os.devnull, "w") as log:
+        process = subprocess.run(command, cwd=ROOT, stdout=subprocess.PIPE,
+                                 stderr=subprocess.STDOUT, text=True)
+        log.write(process.stdout)
+    if process.returncode != 0:
+        print(process.stdout[-5000:])
+        raise SystemExit("demo: the command above failed (exit %d)." % process.returncode)
+    print("  done in %.0f s%s" % (time.time() - start, ", log: " + log_path if log_path else ""))
+    return process.stdout
+
+
+def _python(script, **flag_values):
+    command = [sys.executable, os.path.join(ROOT, script)]
+    return command + ["--%s=%s" % (k, v) for k, v in flag_values.items()]
+
+
+def make_data(data_dir):
+    """Corpus split into train / held-out documents, and the vocabulary."""
+    os.makedirs(data_dir, exist_ok=True)
+    corpus = os.path.join(data_dir, "corpus.txt")
+    vocab = os.path.join(data_dir, "vocab.txt")
+    if not os.path.exists(vocab):
+        print("Making sample data from the standard library's docstrings ...", flush=True)
+        documents, sentences = sample_data.build_corpus(corpus)
+        size = sample_data.build_vocab(corpus, vocab)
+        print("  %d documents, %d sentences; vocabulary of %d WordPieces" % (documents, sentences, size))
+        print("  MNLI format: %s" % sample_data.build_mnli_sample(corpus, os.path.join(data_dir, "MNLI")))
+        print("  SQuAD 2.0 format: %s" % sample_data.build_squad_sample(corpus, os.path.join(data_dir, "squad")))
+    with open(corpus, encoding="utf-8") as f:
+        documents = f.read().strip().split("\n\n")
+    held_out = max(1, int(len(documents) * HELD_OUT_FRACTION))
+    paths = {}
+    for name, part in (("train", documents[:-held_out]), ("eval", documents[-held_out:])):
+        paths[name] = os.path.join(data_dir, "corpus_%s.txt" % name)
+        with open(paths[name], "w", encoding="utf-8") as f:
+            f.write("\n\n".join(part) + "\n")
+    return paths, vocab
+
+
+def main(_):
+    started = time.time()
+    out = FLAGS.output_dir
+    data_dir = os.path.join(out, "data")
+    # A fresh run each time (the sample data is kept: it is deterministic);
+    # otherwise the training commands would resume the previous demo's runs.
+    if os.path.isdir(out):
+        for name in os.listdir(out):
+            if name != "data":
+                path = os.path.join(out, name)
+                shutil.rmtree(path) if os.path.isdir(path) else os.remove(path)
+    corpora, vocab = make_data(data_dir)
+    with open(vocab, encoding="utf-8") as f:
+        vocab_size = len(f.read().splitlines())
+    config_path = os.path.join(out, "bert_config.json")
+    with open(config_path, "w") as f:
+        json.dump(dict(DEMO_CONFIG, vocab_size=vocab_size), f, indent=2, sort_keys=True)
+
+    records = {}
+    for split, corpus in corpora.items():
+        records[split] = os.path.join(data_dir, "%s.tfrecord" % split)
+        _run(_python(
+            "create_pretraining_data.py",
+            input_file=corpus, output_file=records[split], vocab_file=vocab,
+            do_lower_case=True, max_seq_length=MAX_SEQ_LENGTH,
+            max_predictions_per_seq=MAX_PREDICTIONS, random_seed=12345,
+            dupe_factor=FLAGS.dupe_factor,
+            num_workers=FLAGS.num_workers,
+        ), os.path.join(out, "create_pretraining_data_%s.log" % split))
+
+    model_dir = os.path.join(out, "pretraining")
+    every = max(1, FLAGS.num_train_steps // FLAGS.checkpoints)
+    common = dict(
+        bert_config_file=config_path, max_seq_length=MAX_SEQ_LENGTH,
+        max_predictions_per_seq=MAX_PREDICTIONS, dtype=FLAGS.dtype,
+    )
+    _run(_python(
+        "run_pretraining.py", input_file=records["train"], output_dir=model_dir,
+        do_train=True, do_eval=True, train_batch_size=32, learning_rate=1e-3,
+        num_train_steps=FLAGS.num_train_steps, num_warmup_steps=FLAGS.num_train_steps // 10,
+        save_checkpoints_steps=every, iterations_per_loop=min(100, every),
+        max_eval_steps=FLAGS.max_eval_steps, random_seed=12345, **common,
+    ), os.path.join(out, "run_pretraining.log"))
+
+    frozen_dir = os.path.join(out, "pretraining_freeze_%s" % FLAGS.freeze_preset.replace(",", "_"))
+    _run(_python(
+        "run_pretraining.py", input_file=records["train"], output_dir=frozen_dir,
+        do_train=True, train_batch_size=32, learning_rate=1e-3,
+        num_train_steps=FLAGS.num_train_steps, num_warmup_steps=FLAGS.num_train_steps // 10,
+        save_checkpoints_steps=FLAGS.num_train_steps, iterations_per_loop=min(100, every),
+        random_seed=12345, freeze=FLAGS.freeze_preset, save_frozen="seed", **common,
+    ), os.path.join(out, "run_pretraining_freeze.log"))
+
+    # Held-out masked-LM accuracy: the seeded initialisation, every checkpoint,
+    # and the frozen-preset model.
+    curve = []
+    points = [("unfrozen", 0, None)]
+    points += [("unfrozen", step, os.path.join(model_dir, "model.ckpt-%d" % step))
+               for step in range(every, FLAGS.num_train_steps + 1, every)]
+    points.append(("freeze=" + FLAGS.freeze_preset, FLAGS.num_train_steps,
+                   os.path.join(frozen_dir, "model.ckpt-%d" % FLAGS.num_train_steps)))
+    for label, step, checkpoint in points:
+        eval_dir = os.path.join(out, "held_out_eval", "%s_step_%d" % (label.replace("=", "_"), step))
+        flags_for_step = dict(common, input_file=records["eval"], output_dir=eval_dir,
+                              do_eval=True, eval_batch_size=32,
+                              max_eval_steps=FLAGS.max_eval_steps)
+        if checkpoint:
+            flags_for_step["init_checkpoint"] = checkpoint
+        else:
+            # Step 0 is the seeded initialisation: one step at learning rate 0
+            # leaves it unchanged and saves it.
+            flags_for_step.update(do_train=True, num_train_steps=1, learning_rate=0.0,
+                                  num_warmup_steps=0, save_checkpoints_steps=1, random_seed=12345)
+        _run(_python("run_pretraining.py", **flags_for_step))
+        with open(os.path.join(eval_dir, "eval_results.txt")) as f:
+            results = dict(line.strip().split(" = ") for line in f if " = " in line)
+        curve.append((label, step, float(results["masked_lm_accuracy"]), float(results["masked_lm_loss"])))
+
+    pretrained = os.path.join(model_dir, "model.ckpt-%d" % FLAGS.num_train_steps)
+    finetune = dict(vocab_file=vocab, bert_config_file=os.path.join(model_dir, "bert_config.json"),
+                    init_checkpoint=pretrained, do_lower_case=True, dtype=FLAGS.dtype,
+                    learning_rate=5e-4, save_checkpoints_steps=100000, iterations_per_loop=50)
+    classifier_dir = os.path.join(out, "mnli")
+    _run(_python(
+        "run_classifier.py", task_name="MNLI", data_dir=os.path.join(data_dir, "MNLI"),
+        output_dir=classifier_dir, do_train=True, do_eval=True, do_predict=True,
+        max_seq_length=MAX_SEQ_LENGTH, train_batch_size=32, eval_batch_size=32,
+        predict_batch_size=32, num_train_epochs=FLAGS.classifier_epochs, **finetune,
+    ), os.path.join(out, "run_classifier.log"))
+    squad_dir = os.path.join(out, "squad")
+    _run(_python(
+        "run_squad.py", train_file=os.path.join(data_dir, "squad", "train-v2.0.json"),
+        predict_file=os.path.join(data_dir, "squad", "dev-v2.0.json"), output_dir=squad_dir,
+        do_train=True, do_predict=True, version_2_with_negative=True, max_seq_length=2 * MAX_SEQ_LENGTH,
+        doc_stride=64, max_query_length=48, train_batch_size=32, predict_batch_size=32,
+        num_train_epochs=FLAGS.squad_epochs, **finetune,
+    ), os.path.join(out, "run_squad.log"))
+
+    sample = os.path.join(out, "extract_features_input.txt")
+    with open(sample, "w") as f:
+        f.write("Return the number of items in a container.\n")
+        f.write("Open the file and read its lines. ||| The file is closed at exit.\n")
+    _run(_python(
+        "extract_features.py", input_file=sample,
+        output_file=os.path.join(out, "features.jsonl"), vocab_file=vocab,
+        bert_config_file=os.path.join(model_dir, "bert_config.json"),
+        init_checkpoint=pretrained,
+        layers="-1,-2", max_seq_length=32, batch_size=8,
+    ))
+
+    print("\n=== Held-out masked-LM accuracy (pre-training) ===")
+    print("  %-14s %8s  %10s  %14s" % ("model", "step", "accuracy", "masked_lm_loss"))
+    for label, step, accuracy, loss in curve:
+        print("  %-14s %8d  %10.4f  %14.4f" % (label, step, accuracy, loss))
+    unfrozen = [c for c in curve if c[0] == "unfrozen"]
+    if unfrozen[-1][2] <= unfrozen[0][2]:
+        raise SystemExit("demo: masked-LM accuracy did not rise; see %s" % model_dir)
+    with open(os.path.join(frozen_dir, "parameters.json")) as f:
+        share = json.load(f)["trainable_share"]
+    print("  (freeze=%s trains %.0f%% of the parameters; its checkpoint stores the frozen ones "
+          "as a seed: %s)" % (FLAGS.freeze_preset, 100 * share, frozen_dir))
+    for name in ("eval_results.txt", "eval_results_mismatched.txt"):
+        with open(os.path.join(classifier_dir, name)) as f:
+            print("\n=== run_classifier.py MNLI format: %s ===\n%s" % (name, f.read().rstrip()))
+    with open(os.path.join(squad_dir, "eval_results.json")) as f:
+        squad_metrics = json.load(f)
+    print("\n=== run_squad.py SQuAD 2.0 format: eval_results.json ===")
+    for key in ("exact", "f1", "HasAns_f1", "NoAns_f1", "best_f1", "best_f1_thresh"):
+        print("  %s = %.2f" % (key, squad_metrics[key]))
+    print("\nOutputs:")
+    print("  sample corpus, vocabulary, MNLI and SQuAD sets  %s" % data_dir)
+    print("  pre-training records              %s" % ", ".join(records.values()))
+    print("  pre-training checkpoints          %s" % model_dir)
+    print("  frozen-preset checkpoints         %s" % frozen_dir)
+    print("  held-out evals                    %s" % os.path.join(out, "held_out_eval"))
+    print("  MNLI eval + submission files      %s (MNLI-m.tsv, MNLI-mm.tsv, test_results.tsv)" % classifier_dir)
+    print("  SQuAD predictions + metrics       %s (predictions.json, nbest_predictions.json, "
+          "null_odds.json, eval_results.json)" % squad_dir)
+    print("  extracted features                %s" % os.path.join(out, "features.jsonl"))
+    print("Demo finished in %.0f s." % (time.time() - started))
+
+
+if __name__ == "__main__":
+    app.run(main)
