@@ -10,15 +10,10 @@
 Tasks: cola, mnli, mrpc, xnli (as the original), sst-2, qqp, qnli, rte, wnli, sts-b.
 """
 
-import sys
-
 from absl import app, flags
 
-from training import distribution, precision
+from training import common_flags
 from training.classification import ClassifierOptions, run
-from training.freezing import SAVE_FROZEN
-
-FLAGS = flags.FLAGS
 
 # The original flags, names and defaults.
 flags.DEFINE_string("data_dir", None, "The input data dir: the task's .tsv files.")
@@ -40,34 +35,16 @@ flags.DEFINE_float("num_train_epochs", 3.0, "Total number of training epochs.")
 flags.DEFINE_float("warmup_proportion", 0.1, "Proportion of training with linear learning rate warm-up.")
 flags.DEFINE_integer("save_checkpoints_steps", 1000, "How often to save the model checkpoint.")
 flags.DEFINE_integer("iterations_per_loop", 1000, "Steps run in one compiled loop (and between log lines).")
-flags.DEFINE_bool("use_tpu", False, "Whether to use TPU (same as --distribution_strategy=tpu).")
-flags.DEFINE_string("tpu_name", None, "The Cloud TPU to use for training.")
-flags.DEFINE_string("tpu_zone", None, "GCE zone where the Cloud TPU is located in.")
-flags.DEFINE_string("gcp_project", None, "Project name for the Cloud TPU-enabled project.")
-flags.DEFINE_string("master", None, "TensorFlow master URL (used when --tpu_name is unset).")
-flags.DEFINE_integer("num_tpu_cores", 8, "Kept for compatibility: TPUStrategy uses every core it finds.")
+common_flags.define_tpu_flags()
 # New flags.
-flags.DEFINE_integer("head_size", None, "Attention head size; overrides the config's head_size.")
-flags.DEFINE_integer("random_seed", 12345, "Seed for initialisation, data order and dropout.")
-flags.DEFINE_enum("dtype", "float32", list(precision.DTYPES), "Compute dtype (mixed precision for 16-bit types).")
-flags.DEFINE_enum("distribution_strategy", "one_device", list(distribution.STRATEGIES), "tf.distribute strategy.")
-flags.DEFINE_string("freeze", "", "Parameter groups kept at their initial values (see README).")
-flags.DEFINE_string("reinit", "", "Parameter groups re-drawn from the seeded initializer after --init_checkpoint.")
-flags.DEFINE_enum("save_frozen", "values", list(SAVE_FROZEN), "'seed' leaves frozen random variables out of checkpoints.")
+common_flags.define_training_flags()
 
 for _name in ("data_dir", "task_name", "vocab_file", "bert_config_file", "output_dir"):
     flags.mark_flag_as_required(_name)
 
 
 def main(_):
-    options = ClassifierOptions(
-        **{field: FLAGS[field].value for field in ClassifierOptions.__dataclass_fields__}
-    )
-    try:
-        run(options)
-    except (ValueError, FileNotFoundError, FloatingPointError) as error:
-        # Bad input or a diverged run: the message says what to do, no traceback.
-        sys.exit("run_classifier.py: error: %s" % error)
+    common_flags.run_or_exit("run_classifier.py", run, common_flags.options_from_flags(ClassifierOptions))
 
 
 if __name__ == "__main__":

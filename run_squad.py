@@ -9,15 +9,10 @@
     --output_dir=/tmp/squad_output/
 """
 
-import sys
-
 from absl import app, flags
 
-from training import distribution, precision
-from training.freezing import SAVE_FROZEN
+from training import common_flags
 from training.squad import SquadOptions, run
-
-FLAGS = flags.FLAGS
 
 # The original flags, names and defaults.
 flags.DEFINE_string("bert_config_file", None, "The config json file of the pre-trained BERT model.")
@@ -41,35 +36,19 @@ flags.DEFINE_integer("save_checkpoints_steps", 1000, "How often to save the mode
 flags.DEFINE_integer("iterations_per_loop", 1000, "Steps run in one compiled loop (and between log lines).")
 flags.DEFINE_integer("n_best_size", 20, "Total n-best predictions in nbest_predictions.json.")
 flags.DEFINE_integer("max_answer_length", 30, "Maximum answer length in tokens.")
-flags.DEFINE_bool("use_tpu", False, "Whether to use TPU (same as --distribution_strategy=tpu).")
-flags.DEFINE_string("tpu_name", None, "The Cloud TPU to use for training.")
-flags.DEFINE_string("tpu_zone", None, "GCE zone where the Cloud TPU is located in.")
-flags.DEFINE_string("gcp_project", None, "Project name for the Cloud TPU-enabled project.")
-flags.DEFINE_string("master", None, "TensorFlow master URL (used when --tpu_name is unset).")
-flags.DEFINE_integer("num_tpu_cores", 8, "Kept for compatibility: TPUStrategy uses every core it finds.")
+common_flags.define_tpu_flags()
 flags.DEFINE_bool("verbose_logging", False, "Log the alignment of predicted and original text.")
 flags.DEFINE_bool("version_2_with_negative", False, "SQuAD 2.0: some questions have no answer.")
 flags.DEFINE_float("null_score_diff_threshold", 0.0, "Predict null when null - best non-null > this.")
 # New flags.
-flags.DEFINE_integer("head_size", None, "Attention head size; overrides the config's head_size.")
-flags.DEFINE_integer("random_seed", 12345, "Seed for initialisation, data order and dropout.")
-flags.DEFINE_enum("dtype", "float32", list(precision.DTYPES), "Compute dtype (mixed precision for 16-bit types).")
-flags.DEFINE_enum("distribution_strategy", "one_device", list(distribution.STRATEGIES), "tf.distribute strategy.")
-flags.DEFINE_string("freeze", "", "Parameter groups kept at their initial values (see README).")
-flags.DEFINE_string("reinit", "", "Parameter groups re-drawn from the seeded initializer after --init_checkpoint.")
-flags.DEFINE_enum("save_frozen", "values", list(SAVE_FROZEN), "'seed' leaves frozen random variables out of checkpoints.")
+common_flags.define_training_flags()
 
 for _name in ("vocab_file", "bert_config_file", "output_dir"):
     flags.mark_flag_as_required(_name)
 
 
 def main(_):
-    options = SquadOptions(**{field: FLAGS[field].value for field in SquadOptions.__dataclass_fields__})
-    try:
-        run(options)
-    except (ValueError, FileNotFoundError, FloatingPointError) as error:
-        # Bad input or a diverged run: the message says what to do, no traceback.
-        sys.exit("run_squad.py: error: %s" % error)
+    common_flags.run_or_exit("run_squad.py", run, common_flags.options_from_flags(SquadOptions))
 
 
 if __name__ == "__main__":
