@@ -26,6 +26,7 @@ benchmark: $(STAMP)
 	$(PY) benchmarks/tokenization_benchmark.py
 	$(PY) benchmarks/model_benchmark.py
 	$(PY) benchmarks/create_pretraining_data_benchmark.py
+	$(PY) benchmarks/pretraining_step_benchmark.py
 
 clean:
 	rm -rf $(VENV) demo_output benchmark_output

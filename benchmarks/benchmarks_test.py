@@ -1,4 +1,4 @@
-"""Smoke test: both benchmark scripts run in-process at tiny sizes.
+"""Smoke test: the benchmark scripts run in-process at tiny sizes.
 
 Checks that the printed figures are positive numbers and that the two
 tokenization paths agree. No timing is asserted: the machine is shared.
@@ -11,6 +11,7 @@ from absl import flags
 from absl.testing import flagsaver
 
 from benchmarks import model_benchmark
+from benchmarks import pretraining_step_benchmark
 from benchmarks import tokenization_benchmark
 
 FLAGS = flags.FLAGS
@@ -58,3 +59,19 @@ def test_model_benchmark_quick_prints_positive_figures(capsys):
         ("mixed_bfloat16", "forward"), ("mixed_bfloat16", "train")], out
     for row in rows:
         assert all(float(figure) > 0 for figure in row[2:]), row
+
+
+def test_pretraining_step_benchmark_quick_prints_positive_figures(capsys):
+    # Runs each contender in a child process of the script, at tiny shapes.
+    with flagsaver.flagsaver(quick=True):
+        assert pretraining_step_benchmark.main([]) == 0
+    out = capsys.readouterr().out
+    assert "WARNING" not in out, out
+    rows = re.findall(
+        r"^\s*(float32|bfloat16)\s+%s\s+\d+%%\s+%s\s+\d+%%\s+%s\s+%s\s+%s\s+%s\s+%s\s*$"
+        % ((_NUMBER,) * 7),
+        out, re.MULTILINE)
+    assert sorted(row[0] for row in rows) == ["bfloat16", "float32"], out
+    for row in rows:
+        assert all(float(figure) > 0 for figure in row[1:]), row
+    assert "not judged with --quick" in out, out

@@ -1,0 +1,465 @@
+"""Pre-training step throughput and peak memory: run_pretraining vs Model Garden.
+
+"ours" is the step run_pretraining.py runs: the Task of
+`training.pretraining.pretraining_task` (BertPretrainingModel, the original
+losses) with an in-memory dataset, built by `training.trainer.Trainer` under a
+OneDeviceStrategy, optimizer and freezing plan as in `trainer.train`, and the
+loop of `Trainer.make_loop`: `loop(iterator, tf.constant(n))` runs n steps in
+one tf.function call, as with --iterations_per_loop=n.
+
+"baseline" is a plain Model Garden step at the same shapes:
+`networks.BertEncoderV2` + `layers.MaskedLM` (tied to the word embeddings) +
+a Dense(2) next-sentence head on the pooled output, the same losses (weighted
+masked-LM cross entropy + next-sentence cross entropy), tf_keras AdamW
+(weight decay 0.01 without LayerNorm/bias, epsilon 1e-6, global clipnorm 1.0,
+warm-up + linear decay) and n steps per call of a tf.function over tf.range.
+
+Both read the same random batches in the pre-training schema from the same
+tf.data pipeline. Each (contender, dtype) runs in its own child process of
+this script (`--contender=ours|baseline --contender_dtype=...`), so that its peak
+memory (VmHWM, the RSS high-water mark) is its own. The two children of a
+dtype are started together, then driven in alternation, one round (one loop
+call) each: ours, baseline, ours, baseline, ... (ABAB), so that load drift on
+a shared machine affects both alike; a child waits on its stdin, idle, while
+the other runs. The figure is sequences/s of the median round; the paired
+ratio is the median over rounds of baseline seconds / ours seconds.
+
+Usage, from the repository root:
+  .venv/bin/python benchmarks/pretraining_step_benchmark.py [--quick]
+"""
+
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+_REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if _REPO_ROOT not in sys.path:
+    sys.path.insert(0, _REPO_ROOT)
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+from absl import app  # noqa: E402
+from absl import flags  # noqa: E402
+
+FLAGS = flags.FLAGS
+
+
+def _define(define, name, default, help_text, **kwargs):
+    """Defines a flag unless another benchmark imported in this process did.
+
+    The shape flags share names, defaults and meaning with model_benchmark.py,
+    which benchmarks_test.py imports too.
+    """
+    if name not in FLAGS:
+        define(name, default, help_text, **kwargs)
+
+
+_define(flags.DEFINE_integer, "num_layers", 4, "Transformer layers.")
+_define(flags.DEFINE_integer, "hidden_size", 512, "Hidden size H.")
+_define(flags.DEFINE_integer, "num_heads", 8, "Attention heads N.")
+_define(flags.DEFINE_integer, "intermediate_size", 2048, "Feed-forward inner size.")
+_define(flags.DEFINE_integer, "vocab_size", 30522, "Word embedding rows.")
+_define(flags.DEFINE_integer, "seq_length", 128, "Tokens per sequence.")
+_define(flags.DEFINE_integer, "model_seed", 1, "Seed of the weights and the batches.")
+_define(flags.DEFINE_bool, "quick", False, "Tiny config, 1 warm-up and 1 timed round: "
+        "only checks that the script runs; the figures mean nothing.")
+flags.DEFINE_integer("max_predictions_per_seq", 20, "Masked-LM predictions per sequence.")
+flags.DEFINE_integer("train_batch_size", 32, "Sequences per step.")
+flags.DEFINE_integer("steps_per_round", 2, "Training steps per timed loop call "
+                     "(--iterations_per_loop). 2 keeps the default run near ~6 min "
+                     "on 2 cores (a float32 step takes ~3-5 s there).")
+flags.DEFINE_integer("warmup_rounds", 2, "Untimed rounds per contender (>= 1; the "
+                     "first one traces the loop).")
+flags.DEFINE_integer("timed_rounds", 5, "Timed rounds per contender.")
+flags.DEFINE_list("train_dtypes", ["float32", "bfloat16"], "--dtype values of run_pretraining.")
+# Internal: the child process mode.
+flags.DEFINE_enum("contender", None, ["ours", "baseline"],
+                  "Internal: run one contender as a child process driven on stdin.")
+flags.DEFINE_string("contender_dtype", "float32", "Internal: the child's dtype.")
+
+_QUICK = dict(num_layers=1, hidden_size=64, num_heads=2, intermediate_size=128,
+              vocab_size=1000, seq_length=16, max_predictions_per_seq=4, train_batch_size=4,
+              steps_per_round=2, warmup_rounds=1, timed_rounds=1)
+
+OURS = "ours"
+BASELINE = "baseline"
+CONTENDERS = (OURS, BASELINE)
+_SHAPE_FLAGS = ("num_layers", "hidden_size", "num_heads", "intermediate_size", "vocab_size",
+                "seq_length", "max_predictions_per_seq", "train_batch_size", "steps_per_round", "model_seed")
+# Child -> parent protocol lines start with this; anything else is ignored.
+_TAG = "@@bench "
+_NUM_BATCHES = 4  # Distinct random batches, cycled.
+_LEARNING_RATE = 1e-4
+_NUM_TRAIN_STEPS = 100000
+_NUM_WARMUP_STEPS = 10000
+
+
+def _settings():
+    """The flag values in effect (with --quick applied) as a dict."""
+    names = list(_SHAPE_FLAGS) + ["warmup_rounds", "timed_rounds"]
+    settings = {name: FLAGS[name].value for name in names}
+    if FLAGS.quick:
+        settings.update(_QUICK)
+    return settings
+
+
+def make_dataset(s):
+    """An endless tf.data.Dataset of random batches in the pre-training schema."""
+    import numpy as np
+    import tensorflow as tf
+
+    rng = np.random.default_rng(s["model_seed"])
+    shape = (_NUM_BATCHES, s["train_batch_size"], s["seq_length"])
+    predictions = (_NUM_BATCHES, s["train_batch_size"], s["max_predictions_per_seq"])
+    lengths = rng.integers(s["seq_length"] // 2, s["seq_length"] + 1, size=shape[:2] + (1,))
+    positions = np.arange(s["seq_length"])[None, None, :]
+    mask = (positions < lengths).astype(np.int32)
+    # Distinct masked positions inside the real tokens, some of them padding.
+    order = np.argsort(rng.random(shape) + (1 - mask), axis=-1)
+    masked_positions = np.sort(order[..., :s["max_predictions_per_seq"]], axis=-1).astype(np.int32)
+    weights = (rng.random(predictions) < 0.9).astype(np.float32)
+    arrays = dict(
+        input_ids=rng.integers(1, s["vocab_size"], size=shape, dtype=np.int32) * mask,
+        input_mask=mask,
+        segment_ids=((positions >= lengths // 2) * mask).astype(np.int32),
+        masked_lm_positions=(masked_positions * weights).astype(np.int32),
+        masked_lm_ids=(rng.integers(1, s["vocab_size"], size=predictions, dtype=np.int32)
+                       * weights).astype(np.int32),
+        masked_lm_weights=weights,
+        next_sentence_labels=rng.integers(0, 2, size=shape[:2] + (1,), dtype=np.int32),
+    )
+    return tf.data.Dataset.from_tensor_slices(arrays).repeat().prefetch(1)
+
+
+def _bert_config(s):
+    import modeling
+
+    return modeling.BertConfig(
+        vocab_size=s["vocab_size"],
+        hidden_size=s["hidden_size"],
+        num_hidden_layers=s["num_layers"],
+        num_attention_heads=s["num_heads"],
+        intermediate_size=s["intermediate_size"],
+        max_position_embeddings=max(512, s["seq_length"]),
+        type_vocab_size=2,
+    )
+
+
+def build_ours(s, dtype):
+    """run_pretraining's step: returns (loop, model, dataset)."""
+    import dataclasses
+
+    from training import distribution, freezing, precision, pretraining
+    from training import trainer as trainer_lib
+
+    dataset = make_dataset(s)
+    precision.set_dtype(dtype)
+    try:
+        config = _bert_config(s)
+        # The real task, with an in-memory dataset instead of TFRecord files.
+        task = dataclasses.replace(
+            pretraining.pretraining_task(None, config, []),
+            make_dataset=lambda batch_size, context: dataset,
+        )
+        spec = trainer_lib.TrainingSpec(
+            output_dir=tempfile.gettempdir(), init_checkpoint=None,
+            train_batch_size=s["train_batch_size"], learning_rate=_LEARNING_RATE,
+            num_train_steps=_NUM_TRAIN_STEPS, num_warmup_steps=_NUM_WARMUP_STEPS,
+            save_checkpoints_steps=_NUM_TRAIN_STEPS, iterations_per_loop=s["steps_per_round"],
+            random_seed=s["model_seed"], dtype=dtype,
+        )
+        strategy = distribution.get_strategy("one_device")
+        trainer = trainer_lib.Trainer(spec, strategy, task.build_model)
+        plan = freezing.make_plan(trainer.model, "", "", ())
+        trainer.prepare_training(plan)
+        loop = trainer.make_loop(task)
+    finally:
+        precision.set_dtype("float32")
+    return loop, trainer.model, task.make_dataset(s["train_batch_size"], None)
+
+
+def build_baseline(s, dtype):
+    """A plain Model Garden step at the same shapes: returns (loop, model, dataset)."""
+    import tensorflow as tf
+    import tf_keras
+    from official.nlp import optimization as garden_optimization
+    from official.nlp.modeling import layers, networks
+
+    from training import precision
+
+    dataset = make_dataset(s)
+    precision.set_dtype(dtype)
+    try:
+        config = _bert_config(s)
+        initializer = tf_keras.initializers.TruncatedNormal(stddev=config.initializer_range)
+        tf_keras.utils.set_random_seed(s["model_seed"])
+        encoder = networks.BertEncoderV2(
+            vocab_size=config.vocab_size,
+            hidden_size=config.hidden_size,
+            num_layers=config.num_hidden_layers,
+            num_attention_heads=config.num_attention_heads,
+            max_sequence_length=config.max_position_embeddings,
+            type_vocab_size=config.type_vocab_size,
+            inner_dim=config.intermediate_size,
+            output_dropout=config.hidden_dropout_prob,
+            attention_dropout=config.attention_probs_dropout_prob,
+            initializer=initializer,
+        )
+        word_ids = tf_keras.Input([s["seq_length"]], dtype=tf.int32)
+        mask = tf_keras.Input([s["seq_length"]], dtype=tf.int32)
+        type_ids = tf_keras.Input([s["seq_length"]], dtype=tf.int32)
+        positions = tf_keras.Input([s["max_predictions_per_seq"]], dtype=tf.int32)
+        # The call builds the encoder: the MaskedLM needs its embedding table.
+        encoded = encoder(dict(input_word_ids=word_ids, input_mask=mask, input_type_ids=type_ids))
+        masked_lm = layers.MaskedLM(
+            embedding_table=encoder.get_embedding_table(),
+            activation=lambda x: tf_keras.activations.gelu(x, approximate=True),
+            initializer=initializer, output="logits")
+        next_sentence = tf_keras.layers.Dense(2, kernel_initializer=initializer)
+
+        model = tf_keras.Model(
+            inputs=dict(input_word_ids=word_ids, input_mask=mask, input_type_ids=type_ids,
+                        masked_lm_positions=positions),
+            outputs=dict(
+                masked_lm_logits=masked_lm(encoded["sequence_output"], masked_positions=positions),
+                next_sentence_logits=next_sentence(encoded["pooled_output"])))
+    finally:
+        precision.set_dtype("float32")
+
+    schedule = garden_optimization.WarmUp(
+        initial_learning_rate=_LEARNING_RATE,
+        decay_schedule_fn=tf_keras.optimizers.schedules.PolynomialDecay(
+            _LEARNING_RATE, _NUM_TRAIN_STEPS, end_learning_rate=0.0, power=1.0),
+        warmup_steps=_NUM_WARMUP_STEPS)
+    optimizer = tf_keras.optimizers.AdamW(
+        learning_rate=schedule, weight_decay=0.01, beta_1=0.9, beta_2=0.999, epsilon=1e-6,
+        global_clipnorm=1.0)
+    optimizer.exclude_from_weight_decay(var_names=["LayerNorm", "layer_norm", "bias"])
+    variables = model.trainable_variables
+    optimizer.build(variables)
+
+    def losses_of(outputs, batch):
+        mlm_logits = tf.cast(outputs["masked_lm_logits"], tf.float32)
+        weights = tf.reshape(batch["masked_lm_weights"], [-1])
+        mlm = tf.nn.sparse_softmax_cross_entropy_with_logits(
+            labels=tf.reshape(batch["masked_lm_ids"], [-1]),
+            logits=tf.reshape(mlm_logits, [-1, s["vocab_size"]]))
+        mlm_loss = tf.reduce_sum(weights * mlm) / (tf.reduce_sum(weights) + 1e-5)
+        nsp_loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(
+            labels=tf.reshape(batch["next_sentence_labels"], [-1]),
+            logits=tf.cast(outputs["next_sentence_logits"], tf.float32)))
+        return tf.stack([mlm_loss + nsp_loss, mlm_loss, nsp_loss])
+
+    @tf.function
+    def loop(iterator, num_steps):
+        total = tf.zeros([3])
+        for _ in tf.range(num_steps):
+            batch = next(iterator)
+            inputs = dict(input_word_ids=batch["input_ids"], input_mask=batch["input_mask"],
+                          input_type_ids=batch["segment_ids"],
+                          masked_lm_positions=batch["masked_lm_positions"])
+            with tf.GradientTape() as tape:
+                losses = losses_of(model(inputs, training=True), batch)
+                loss = losses[0]
+            gradients = tape.gradient(loss, variables)
+            optimizer.apply_gradients(zip(gradients, variables))
+            total += losses
+        return total / tf.cast(num_steps, tf.float32)
+
+    return loop, model, dataset
+
+
+def _peak_memory_kb():
+    """(VmHWM, VmRSS) of this process in kB from /proc/self/status."""
+    values = {}
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                key, _, rest = line.partition(":")
+                if key in ("VmHWM", "VmRSS"):
+                    values[key] = int(rest.split()[0])
+    except OSError:
+        pass
+    # ru_maxrss is in kB on Linux; the fallback where /proc is missing.
+    maxrss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return values.get("VmHWM", maxrss), values.get("VmRSS", 0)
+
+
+def _say(*fields):
+    print(_TAG + " ".join(str(field) for field in fields), flush=True)
+
+
+def run_child(s, contender, dtype):
+    """Builds one contender, then runs one loop call per "run" line on stdin."""
+    import tensorflow as tf
+
+    start = time.perf_counter()
+    build = build_ours if contender == OURS else build_baseline
+    loop, model, dataset = build(s, dtype)
+    iterator = iter(dataset)
+    _, rss_built = _peak_memory_kb()
+    _say("ready", model.count_params(), "%.1f" % (time.perf_counter() - start), rss_built)
+    num_steps = tf.constant(s["steps_per_round"])
+    for line in sys.stdin:
+        command = line.strip()
+        if command == "run":
+            start = time.perf_counter()
+            losses = loop(iterator, num_steps).numpy()  # .numpy() waits for the result.
+            _say("round", "%.6f" % (time.perf_counter() - start), "%.4f" % losses[0])
+        elif command == "quit":
+            break
+    peak, rss = _peak_memory_kb()
+    _say("memory", peak, rss)
+    return 0
+
+
+class _Child:
+    """A child process of this script running one (contender, dtype)."""
+
+    def __init__(self, s, contender, dtype):
+        self.name = contender
+        self.log = tempfile.TemporaryFile(mode="w+")
+        args = [sys.executable, os.path.abspath(__file__), "--contender=" + contender,
+                "--contender_dtype=" + dtype] + ["--%s=%s" % (name, s[name]) for name in _SHAPE_FLAGS]
+        self.process = subprocess.Popen(
+            args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log, text=True,
+            cwd=_REPO_ROOT)
+
+    def send(self, command):
+        self.process.stdin.write(command + "\n")
+        self.process.stdin.flush()
+
+    def expect(self, kind):
+        """The fields of the next protocol line, which must be of `kind`."""
+        for line in self.process.stdout:
+            if line.startswith(_TAG):
+                fields = line[len(_TAG):].split()
+                if fields[0] != kind:
+                    break
+                return fields[1:]
+        self.process.kill()
+        self.process.wait()
+        self.log.seek(0)
+        tail = self.log.read()[-3000:]
+        raise RuntimeError("The %s child did not report %r; its stderr ends with:\n%s"
+                           % (self.name, kind, tail))
+
+    def finish(self):
+        self.send("quit")
+        self.process.stdin.close()
+        fields = self.expect("memory")
+        self.process.wait()
+        self.log.close()
+        return fields
+
+
+def measure(s, dtype):
+    """Runs both contenders of one dtype in alternation; returns {name: results}."""
+    children = {name: _Child(s, name, dtype) for name in CONTENDERS}  # Built concurrently.
+    try:
+        results = {}
+        for name, child in children.items():
+            params, build_seconds, rss_built = child.expect("ready")
+            results[name] = dict(params=int(params), build_seconds=float(build_seconds),
+                                 rss_built_kb=int(rss_built), seconds=[], losses=[])
+        for round_index in range(s["warmup_rounds"] + s["timed_rounds"]):
+            for name, child in children.items():
+                child.send("run")
+                seconds, loss = child.expect("round")
+                if round_index >= s["warmup_rounds"]:
+                    results[name]["seconds"].append(float(seconds))
+                    results[name]["losses"].append(float(loss))
+        for name, child in children.items():
+            peak, rss = child.finish()
+            results[name].update(peak_kb=int(peak), rss_kb=int(rss))
+        return results
+    finally:
+        for child in children.values():
+            if child.process.poll() is None:
+                child.process.kill()
+                child.process.wait()
+
+
+def main(argv):
+    del argv  # Unused.
+    s = _settings()
+    if FLAGS.contender:
+        return run_child(s, FLAGS.contender, FLAGS.contender_dtype)
+
+    import tensorflow as tf
+
+    from benchmarks import benchmark_utils
+
+    if s["warmup_rounds"] < 1 or s["timed_rounds"] < 1 or s["steps_per_round"] < 1:
+        raise app.UsageError("--warmup_rounds, --timed_rounds and --steps_per_round must be >= 1.")
+    if not set(FLAGS.train_dtypes) <= {"float32", "bfloat16"}:
+        # float16 would need loss scaling in the baseline.
+        raise app.UsageError("--train_dtypes must be among float32, bfloat16.")
+    print("Pre-training step benchmark: run_pretraining's loop (%s) vs Model Garden "
+          "BertEncoderV2 + MaskedLM + NSP head (%s)" % (OURS, BASELINE))
+    for line in benchmark_utils.machine_lines(tf.__version__):
+        print(line)
+    print("config: layers=%(num_layers)d hidden=%(hidden_size)d heads=%(num_heads)d "
+          "intermediate=%(intermediate_size)d vocab=%(vocab_size)d seq=%(seq_length)d "
+          "max_predictions=%(max_predictions_per_seq)d batch=%(train_batch_size)d" % s)
+    print("timing: one child process per contender and dtype; %(warmup_rounds)d warm-up + "
+          "%(timed_rounds)d timed rounds of %(steps_per_round)d steps (one loop call) each, "
+          "alternating ours/baseline" % s
+          + (" [--quick: figures are meaningless]" if FLAGS.quick else ""))
+
+    begin = time.perf_counter()
+    rows, ratios = [], []
+    for dtype in FLAGS.train_dtypes:
+        start = time.perf_counter()
+        results = measure(s, dtype)
+        print("  %s: timed in %.0f s; parameters ours %d, baseline %d; model build "
+              "ours %.0f s, baseline %.0f s; mean loss of the timed rounds ours %.3f, "
+              "baseline %.3f" % (
+                  dtype, time.perf_counter() - start, results[OURS]["params"],
+                  results[BASELINE]["params"], results[OURS]["build_seconds"],
+                  results[BASELINE]["build_seconds"],
+                  statistics.mean(results[OURS]["losses"]),
+                  statistics.mean(results[BASELINE]["losses"])))
+        if results[OURS]["params"] != results[BASELINE]["params"]:
+            print("WARNING: the two models have different parameter counts.")
+        sequences = s["train_batch_size"] * s["steps_per_round"]
+        medians = {}
+        row = [dtype]
+        for name in CONTENDERS:
+            median, spread = benchmark_utils.median_and_spread(results[name]["seconds"])
+            medians[name] = median
+            row += ["%.2f" % (sequences / median), "%.0f%%" % (100 * spread)]
+        # Rounds of the same index ran back to back, under the same load.
+        paired = statistics.median(
+            b / o for b, o in zip(results[BASELINE]["seconds"], results[OURS]["seconds"]))
+        ratios.append(paired)
+        row += ["%.3f" % (medians[BASELINE] / medians[OURS]), "%.3f" % paired]
+        row += ["%.0f" % (results[name]["peak_kb"] / 1024) for name in CONTENDERS]
+        row.append("%.3f" % (results[OURS]["peak_kb"] / results[BASELINE]["peak_kb"]))
+        rows.append(row)
+
+    print()
+    print("sequences/s of the median round, spread = (max - min) / median of the round times;")
+    print("ratio = ours seq/s / baseline seq/s; paired = median over rounds of that ratio for "
+          "the two rounds of an index;")
+    print("peak MB = VmHWM (RSS high-water mark) of each contender's own process")
+    print(benchmark_utils.format_table(
+        ["dtype", "ours seq/s", "spread", "baseline seq/s", "spread", "ratio", "paired",
+         "ours peak MB", "baseline peak MB", "mem ratio"], rows))
+    if FLAGS.quick:
+        verdict = "not judged with --quick"
+    else:
+        verdict = "met" if min(ratios) >= 0.95 else "NOT met"
+    print()
+    print("goal: ours >= 0.95x baseline sequences/s (paired ratio) in every dtype: %s "
+          "(worst %.3f)" % (verdict, min(ratios)))
+    print("total time: %.0f s" % (time.perf_counter() - begin))
+    return 0
+
+
+if __name__ == "__main__":
+    app.run(main)
