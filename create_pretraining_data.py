@@ -20,26 +20,25 @@ FLAGS = flags.FLAGS
 
 # The original's flags: names, defaults and order unchanged.
 flags.DEFINE_string("input_file", None,
-                    "Input raw text file (or comma-separated list of files or globs).")
+                    "Text input: one sentence per line, a blank line between documents. A "
+                    "file, a glob, or a comma-separated list of them.")
 flags.DEFINE_string("output_file", None,
-                    "Output TF example file (or comma-separated list of files), written "
-                    "round-robin.")
-flags.DEFINE_string("vocab_file", None, "The vocabulary file that the BERT model was trained on.")
+                    "TFRecord file(s) to write; with a comma-separated list, instances go to "
+                    "the files in turn.")
+flags.DEFINE_string("vocab_file", None, "WordPiece vocab of the model, one token per line.")
 flags.DEFINE_bool("do_lower_case", True,
-                  "Whether to lower case the input text. Should be True for uncased models "
-                  "and False for cased models.")
+                  "Lower-case and strip accents: True for uncased models, False for cased.")
 flags.DEFINE_bool("do_whole_word_mask", False,
-                  "Whether to use whole word masking rather than per-WordPiece masking.")
-flags.DEFINE_integer("max_seq_length", 128, "Maximum sequence length.")
-flags.DEFINE_integer("max_predictions_per_seq", 20,
-                     "Maximum number of masked LM predictions per sequence.")
-flags.DEFINE_integer("random_seed", 12345, "Random seed for data generation.")
+                  "Mask all the WordPieces of a word together instead of each on its own.")
+flags.DEFINE_integer("max_seq_length", 128, "Tokens per instance, [CLS] and [SEP]s included.")
+flags.DEFINE_integer("max_predictions_per_seq", 20, "Most masked positions per instance.")
+flags.DEFINE_integer("random_seed", 12345, "Seed of every random choice.")
 flags.DEFINE_integer("dupe_factor", 10,
-                     "Number of times to duplicate the input data (with different masks).")
-flags.DEFINE_float("masked_lm_prob", 0.15, "Masked LM probability.")
+                     "Passes over the input, each with its own masks and segment pairs.")
+flags.DEFINE_float("masked_lm_prob", 0.15, "Fraction of the tokens to mask.")
 flags.DEFINE_float("short_seq_prob", 0.1,
-                   "Probability of creating sequences which are shorter than the maximum "
-                   "length.")
+                   "Probability that a document's instances aim at a random length shorter "
+                   "than max_seq_length.")
 # New flags.
 flags.DEFINE_integer("num_workers", 1,
                      "Worker processes creating instances, a shard each at a time (0: in the "
@@ -47,7 +46,8 @@ flags.DEFINE_integer("num_workers", 1,
 flags.DEFINE_integer("documents_per_shard", 10000,
                      "Documents per shard: each shard is shuffled, duplicated and masked on "
                      "its own, and draws its random next segments from itself. Memory grows "
-                     "with it (about 100 bytes per token per shard in flight).")
+                     "with it: ~250 bytes per token of a shard, num_workers + 1 shards at a "
+                     "time. Lower it for book-length documents.")
 
 for _name in ("input_file", "output_file", "vocab_file"):
     flags.mark_flag_as_required(_name)

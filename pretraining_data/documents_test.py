@@ -25,7 +25,8 @@ def test_documents_are_separated_by_blank_lines_and_by_files(tmp_path):
 
 def test_lines_that_are_not_utf8_are_skipped_and_counted(tmp_path):
     path = _write(tmp_path / "bad.txt",
-                  "Caf\u00e9.\n".encode() + b"bad \xff\xfe line\nok\n\n\xc3\n" + "\u4e2d.\n".encode())
+                  "Caf\u00e9.\n".encode() + b"bad \xff\xfe line\nok\n\n\xc3\n"
+                  + "\u4e2d.\n".encode())
     reader = documents.DocumentReader([path])
     assert list(reader) == [["Caf\u00e9.", "ok"], ["\u4e2d."]]
     assert reader.skipped_lines == {path: 2}

@@ -56,9 +56,9 @@ def _records(path):
                                                        (True, True)])
 def test_one_shard_is_byte_identical_to_the_original_algorithm(data, fast_tokenizer, whole_word):
     options = dataclasses.replace(OPTIONS, do_whole_word_mask=whole_word)
-    expected = [str(data["dir"] / "reference-0.tfrecord"), str(data["dir"] / "reference-1.tfrecord")]
-    count = reference.create_pretraining_data(data["inputs"], expected, data["vocab"], True, options,
-                                              random_seed=7)
+    expected = [str(data["dir"] / ("reference-%d.tfrecord" % i)) for i in range(2)]
+    count = reference.create_pretraining_data(data["inputs"], expected, data["vocab"], True,
+                                              options, random_seed=7)
     summary, ours = _run(data, "one-shard", num_outputs=2, instance_options=options,
                          random_seed=7, documents_per_shard=1000, fast_tokenizer=fast_tokenizer)
     assert summary.num_shards == 1 and summary.num_instances == count > 500
@@ -136,7 +136,8 @@ def test_invalid_utf8_lines_are_skipped_and_counted(data):
     (lambda d: d / "nothing-*.txt", "matches no file"),
     (lambda d: _with(d / "empty.txt", b""), "The input files are empty"),
     (lambda d: _with(d / "blank.txt", b"\n  \n\n"), "The input holds no text"),
-    (lambda d: _with(d / "invalid.txt", b"\xff\xfe\n"), r"no line of .*invalid.txt tokenizes to anything \(lines skipped as not UTF-8: 1\)"),
+    (lambda d: _with(d / "invalid.txt", b"\xff\xfe\n"),
+     r"no line of .*invalid.txt tokenizes to anything \(lines skipped as not UTF-8: 1\)"),
 ])
 def test_input_errors(data, make_input, message):
     with pytest.raises(ValueError, match=message):

@@ -31,7 +31,7 @@ def test_logs_periodically_and_at_the_end(caplog):
         tracker.written_bytes = 5
         time.sleep(0.1)
     lines = [r.getMessage() for r in caplog.records if "instances written" in r.getMessage()]
-    assert len(lines) >= 3
+    assert len(lines) >= 2  # At least one periodic line, and the last.
     assert "50.0% of the input done" in lines[-1]
 
 

@@ -72,7 +72,8 @@ def instance_to_example(instance, tokenizer, max_seq_length, max_predictions_per
     features["segment_ids"] = _int_feature(segment_ids + padding)
     features["masked_lm_positions"] = _int_feature(masked_lm_positions + prediction_padding)
     features["masked_lm_ids"] = _int_feature(masked_lm_ids + prediction_padding)
-    features["masked_lm_weights"] = _float_feature(masked_lm_weights + [0.0] * len(prediction_padding))
+    features["masked_lm_weights"] = _float_feature(
+        masked_lm_weights + [0.0] * len(prediction_padding))
     features["next_sentence_labels"] = _int_feature([1 if instance.is_random_next else 0])
     return tf.train.Example(features=tf.train.Features(feature=features))
 
