@@ -35,9 +35,16 @@ def get_strategy(distribution_strategy="one_device", use_tpu=False, tpu_name=Non
         tf.tpu.experimental.initialize_tpu_system(resolver)
         return tf.distribute.TPUStrategy(resolver)
     num_gpus = len(tf.config.list_physical_devices("GPU"))
-    strategy = distribute_utils.get_distribution_strategy(
-        distribution_strategy=distribution_strategy, num_gpus=num_gpus
-    )
+    if distribution_strategy == "mirrored" and not num_gpus:
+        # Without GPUs, mirror over the logical CPU devices (one unless
+        # configured otherwise), which is how multi-replica runs are tested.
+        strategy = tf.distribute.MirroredStrategy(
+            [device.name for device in tf.config.list_logical_devices("CPU")]
+        )
+    else:
+        strategy = distribute_utils.get_distribution_strategy(
+            distribution_strategy=distribution_strategy, num_gpus=num_gpus
+        )
     logging.info(
         "Distribution: %s with %d replica(s).", distribution_strategy, strategy.num_replicas_in_sync
     )
