@@ -22,12 +22,12 @@ import tokenization
 from classifier_data import features as features_lib
 from classifier_data import metrics as metrics_lib
 from classifier_data import processors, submission
-from training import freezing, run_setup
+from training import common_flags, run_setup
 from training import trainer as trainer_lib
 
 
 @dataclasses.dataclass
-class ClassifierOptions:
+class ClassifierOptions(common_flags.SharedOptions):
     """The run_classifier.py flags; see the README for each."""
 
     data_dir: str
@@ -49,20 +49,6 @@ class ClassifierOptions:
     warmup_proportion: float = 0.1
     save_checkpoints_steps: int = 1000
     iterations_per_loop: int = 1000
-    use_tpu: bool = False
-    tpu_name: Optional[str] = None
-    tpu_zone: Optional[str] = None
-    gcp_project: Optional[str] = None
-    master: Optional[str] = None
-    num_tpu_cores: int = 8
-    # New flags.
-    head_size: Optional[int] = None
-    random_seed: int = 12345
-    dtype: str = "float32"
-    distribution_strategy: str = "one_device"
-    freeze: str = ""
-    reinit: str = ""
-    save_frozen: str = "values"
 
     def validate(self):
         if not (self.do_train or self.do_eval or self.do_predict):
@@ -75,9 +61,7 @@ class ClassifierOptions:
             raise ValueError("--max_seq_length=%d leaves no room for [CLS] and [SEP]." % self.max_seq_length)
         if not 0 <= self.warmup_proportion <= 1:
             raise ValueError("--warmup_proportion=%s must be in [0, 1]." % self.warmup_proportion)
-        if self.save_frozen not in freezing.SAVE_FROZEN:
-            raise ValueError("--save_frozen=%s is not supported; expected one of %s."
-                             % (self.save_frozen, ", ".join(freezing.SAVE_FROZEN)))
+        self.validate_shared()
 
 
 def _model_inputs(batch):

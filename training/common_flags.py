@@ -1,11 +1,14 @@
-"""Flags every training entry point shares, and how a run ends on bad input.
+"""Flags every training entry point shares, their options, and how a run ends on bad input.
 
 Each entry point defines its own original flags first, then calls
 `define_tpu_flags()` (the original TPU flags) and `define_training_flags()`
-(ours), so `--help` lists them in that order everywhere.
+(ours), so `--help` lists them in that order everywhere. `SharedOptions`
+holds the same flags for the runs' options dataclasses.
 """
 
+import dataclasses
 import sys
+from typing import Optional
 
 from absl import flags
 
@@ -41,6 +44,34 @@ def define_training_flags():
     flags.DEFINE_enum(
         "save_frozen", "values", list(SAVE_FROZEN),
         "'seed' leaves frozen random variables out of checkpoints; loaders regenerate them.")
+
+
+@dataclasses.dataclass(kw_only=True)
+class SharedOptions:
+    """The fields of `define_tpu_flags()` and `define_training_flags()`.
+
+    Keyword-only, so that a run's options can list its own required fields
+    first.
+    """
+
+    use_tpu: bool = False
+    tpu_name: Optional[str] = None
+    tpu_zone: Optional[str] = None
+    gcp_project: Optional[str] = None
+    master: Optional[str] = None
+    num_tpu_cores: int = 8
+    head_size: Optional[int] = None
+    random_seed: int = 12345
+    dtype: str = "float32"
+    distribution_strategy: str = "one_device"
+    freeze: str = ""
+    reinit: str = ""
+    save_frozen: str = "values"
+
+    def validate_shared(self):
+        if self.save_frozen not in SAVE_FROZEN:
+            raise ValueError("--save_frozen=%s is not supported; expected one of %s."
+                             % (self.save_frozen, ", ".join(SAVE_FROZEN)))
 
 
 def options_from_flags(options_class):

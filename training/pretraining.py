@@ -14,7 +14,7 @@ import tensorflow as tf
 from absl import logging
 
 import modeling
-from training import freezing, pretraining_input, run_setup
+from training import common_flags, pretraining_input, run_setup
 from training import trainer as trainer_lib
 from training.pretraining_losses import PretrainingMetrics, pretraining_losses
 
@@ -23,7 +23,7 @@ KILL_AFTER_STEP_ENV = trainer_lib.KILL_AFTER_STEP_ENV
 
 
 @dataclasses.dataclass
-class PretrainingOptions:
+class PretrainingOptions(common_flags.SharedOptions):
     """The run_pretraining.py flags; see the README for each."""
 
     bert_config_file: str
@@ -42,21 +42,8 @@ class PretrainingOptions:
     save_checkpoints_steps: int = 1000
     iterations_per_loop: int = 1000
     max_eval_steps: int = 100
-    use_tpu: bool = False
-    tpu_name: Optional[str] = None
-    tpu_zone: Optional[str] = None
-    gcp_project: Optional[str] = None
-    master: Optional[str] = None
-    num_tpu_cores: int = 8
-    # New flags.
-    head_size: Optional[int] = None
-    random_seed: int = 12345
-    dtype: str = "float32"
-    distribution_strategy: str = "one_device"
+    # New flag of run_pretraining only.
     optimizer: str = "adamw"
-    freeze: str = ""
-    reinit: str = ""
-    save_frozen: str = "values"
 
     def validate(self):
         if not self.do_train and not self.do_eval:
@@ -68,11 +55,7 @@ class PretrainingOptions:
                 raise ValueError("--%s=%s must be positive." % (name, getattr(self, name)))
         if self.num_warmup_steps < 0:
             raise ValueError("--num_warmup_steps=%d must be >= 0." % self.num_warmup_steps)
-        if self.save_frozen not in freezing.SAVE_FROZEN:
-            raise ValueError(
-                "--save_frozen=%s is not supported; expected one of %s."
-                % (self.save_frozen, ", ".join(freezing.SAVE_FROZEN))
-            )
+        self.validate_shared()
         if self.max_predictions_per_seq > self.max_seq_length:
             raise ValueError(
                 "--max_predictions_per_seq=%d cannot exceed --max_seq_length=%d."

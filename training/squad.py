@@ -14,7 +14,6 @@ import os
 import random
 from typing import Optional
 
-import numpy as np
 import tensorflow as tf
 from absl import logging
 
@@ -22,7 +21,7 @@ import modeling
 import squad_data
 import tokenization
 from classifier_data.features import check_vocab_fits_config
-from training import freezing, run_setup
+from training import common_flags, run_setup
 from training import trainer as trainer_lib
 
 # The original shuffles the training examples with this fixed seed.
@@ -30,7 +29,7 @@ EXAMPLE_SHUFFLE_SEED = 12345
 
 
 @dataclasses.dataclass
-class SquadOptions:
+class SquadOptions(common_flags.SharedOptions):
     """The run_squad.py flags; see the README for each."""
 
     bert_config_file: str
@@ -54,23 +53,9 @@ class SquadOptions:
     iterations_per_loop: int = 1000
     n_best_size: int = 20
     max_answer_length: int = 30
-    use_tpu: bool = False
-    tpu_name: Optional[str] = None
-    tpu_zone: Optional[str] = None
-    gcp_project: Optional[str] = None
-    master: Optional[str] = None
-    num_tpu_cores: int = 8
     verbose_logging: bool = False
     version_2_with_negative: bool = False
     null_score_diff_threshold: float = 0.0
-    # New flags.
-    head_size: Optional[int] = None
-    random_seed: int = 12345
-    dtype: str = "float32"
-    distribution_strategy: str = "one_device"
-    freeze: str = ""
-    reinit: str = ""
-    save_frozen: str = "values"
 
     def validate(self):
         """The original's validate_flags_or_throw, plus our flags."""
@@ -85,9 +70,7 @@ class SquadOptions:
                      "save_checkpoints_steps", "iterations_per_loop"):
             if getattr(self, name) <= 0:
                 raise ValueError("--%s=%s must be positive." % (name, getattr(self, name)))
-        if self.save_frozen not in freezing.SAVE_FROZEN:
-            raise ValueError("--save_frozen=%s is not supported; expected one of %s."
-                             % (self.save_frozen, ", ".join(freezing.SAVE_FROZEN)))
+        self.validate_shared()
 
 
 def _model_inputs(batch):
