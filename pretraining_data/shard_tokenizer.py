@@ -8,8 +8,6 @@ each worker ~5 s and ~0.5 GB). `fast=False` uses the original pure-Python
 `FullTokenizer` instead, for bit-exact comparisons with the original tool.
 """
 
-import threading
-
 import numpy as np
 import tensorflow as tf
 
@@ -65,18 +63,7 @@ class ShardTokenizer:
         self._tokenizer = load_tokenizer(vocab_file, do_lower_case, fast)
         self.vocab = self._tokenizer.vocab
         self.inv_vocab = self._tokenizer.inv_vocab
-        if fast:
-            self._tokenize_lines = self._fast_ids
-            self._graph = tf.function(self._tokenizer.tokenize_tensor,
-                                      input_signature=[tf.TensorSpec([None], tf.string)])
-            # Tracing the graph takes 0.5-1.5 s, while the workers wait for
-            # their first shard: trace in the background and tokenize eagerly
-            # (the same ops, ~25% slower) until it is done. Not a daemon: a
-            # thread inside TensorFlow at interpreter exit can abort it.
-            self._tracing = threading.Thread(target=self._graph.get_concrete_function)
-            self._tracing.start()
-        else:
-            self._tokenize_lines = self._python_ids
+        self._tokenize_lines = self._fast_ids if fast else self._python_ids
 
     def __call__(self, index, documents, input_bytes=0):
         """Tokenizes `documents` (lists of str lines) into shard `index`."""
@@ -89,8 +76,7 @@ class ShardTokenizer:
         ids, lengths = [np.zeros([0], np.int32)], [np.zeros([0], np.int32)]
         for start in range(0, len(lines), _BATCH_SIZE):
             batch = [line.encode("utf-8") for line in lines[start:start + _BATCH_SIZE]]
-            tokenize = self._tokenizer.tokenize_tensor if self._tracing.is_alive() else self._graph
-            ragged = tokenize(tf.constant(batch, tf.string))
+            ragged = self._tokenizer.tokenize_tensor(tf.constant(batch, tf.string))
             ids.append(ragged.flat_values.numpy().astype(np.int32))
             lengths.append(ragged.row_lengths().numpy().astype(np.int32))
         return np.concatenate(ids), np.concatenate(lengths)
