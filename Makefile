@@ -1,14 +1,17 @@
 # `make test` and `make demo` work on a fresh clone: they create .venv when it
-# is missing or older than requirements.txt.
+# is missing or older than requirements.txt, and build the Cython extension
+# when it is missing or older than its source.
 PYTHON ?= python3
 VENV := .venv
 STAMP := $(VENV)/.installed-requirements
 PY := $(VENV)/bin/python
 PYTEST_ARGS ?=
+CYTHON_SOURCES := pretraining_data/_mersenne_twister.pyx
+EXTENSIONS_STAMP := $(VENV)/.built-extensions
 
 .PHONY: setup test demo benchmark clean
 
-setup: $(STAMP)
+setup: $(STAMP) $(EXTENSIONS_STAMP)
 
 $(STAMP): requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -16,17 +19,24 @@ $(STAMP): requirements.txt
 	$(PY) -m pip install -q -r requirements.txt
 	touch $(STAMP)
 
-test: $(STAMP)
+# In place, next to the source; pretraining_data/fast_random.py falls back to
+# pure Python (same output, slower) when it is not built.
+$(EXTENSIONS_STAMP): $(STAMP) $(CYTHON_SOURCES)
+	$(VENV)/bin/cythonize -i -3 -q $(CYTHON_SOURCES)
+	touch $(EXTENSIONS_STAMP)
+
+test: setup
 	$(PY) -m pytest -n 2 $(PYTEST_ARGS)
 
-demo: $(STAMP)
+demo: setup
 	$(PY) demo/run_demo.py
 
-benchmark: $(STAMP)
+benchmark: setup
 	$(PY) benchmarks/tokenization_benchmark.py
 	$(PY) benchmarks/model_benchmark.py
 	$(PY) benchmarks/create_pretraining_data_benchmark.py
 	$(PY) benchmarks/pretraining_step_benchmark.py
 
 clean:
-	rm -rf $(VENV) demo_output benchmark_output
+	rm -rf $(VENV) demo_output benchmark_output build pretraining_data/_mersenne_twister.c \
+		pretraining_data/_mersenne_twister.*.so

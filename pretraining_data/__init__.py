@@ -1,14 +1,15 @@
 """Pre-training data: the original create_pretraining_data algorithm, streaming and parallel.
 
-  instances.py       the original algorithm: documents -> TrainingInstances
-  fast_random.py     random.Random with faster shuffle/randint, same draws
-  example_encoder.py TrainingInstance -> serialized tf.train.Example, no TensorFlow
-  documents.py       input text files -> a stream of documents
-  shards.py          documents grouped into shards, shard seeds
-  shard_tokenizer.py shards of text -> token ids (TensorFlow Text, main process)
-  shard_worker.py    a tokenized shard -> its shuffled records (worker processes)
-  writer.py          records -> TFRecord files, round-robin
-  progress.py        documents/s, instances/s, ETA
-  pipeline.py        all of the above, behind create_pretraining_data.py
-  reference.py       the original main(), in memory: parity tests and benchmark
+  instances.py           the original algorithm: documents -> TrainingInstances
+  fast_random.py         random.Random with faster shuffle/randint, same draws
+  _mersenne_twister.pyx  its compiled version (Cython, built by make setup)
+  example_encoder.py     TrainingInstance -> serialized tf.train.Example, no TensorFlow
+  documents.py           input text files -> a stream of documents
+  shards.py              documents grouped into shards, shard seeds
+  shard_tokenizer.py     shards of text -> token ids (TensorFlow Text, main process)
+  shard_worker.py        a tokenized shard -> its shuffled records (worker processes)
+  writer.py              records -> TFRecord files, round-robin
+  progress.py            documents/s, instances/s, ETA
+  pipeline.py            all of the above, behind create_pretraining_data.py
+  reference.py           the original main(), in memory: parity tests and benchmark
 """

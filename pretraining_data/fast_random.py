@@ -1,16 +1,27 @@
-"""`FastRandom`: a `random.Random` whose shuffle and randint draw the same numbers, faster.
+"""`FastRandom`: a random number generator that draws exactly what `random.Random` draws, faster.
 
-The original algorithm spends much of its time in `rng.shuffle` (one shuffle
-of ~125 masking candidates per instance) and `rng.randint`, whose pure-Python
-layers (`randrange`, `_randbelow`) cost more than the C `getrandbits` they end
-in. These overrides make the same `getrandbits` calls in the same order as
-CPython's `_randbelow_with_getrandbits`, so the results and the generator's
-state afterwards are identical: ~2x faster shuffles, bit-exact output. An
-import-time self-check compares them with the standard library; if some
-interpreter draws differently, `FastRandom` is plain `random.Random`.
+The original algorithm makes ~125 random draws per instance, most of them in
+`rng.shuffle` and `rng.randint`, which are pure Python in the standard
+library. Two faster versions make the same draws from the same Mersenne
+Twister state, so instances are bit for bit the original's:
+
+  _mersenne_twister.MersenneTwister  compiled (Cython, built by `make setup`):
+                                     ~10x faster shuffles
+  _FastRandom                        pure Python: `random.Random` with shuffle
+                                     and randint inlined down to getrandbits,
+                                     ~2x faster shuffles
+
+`FastRandom` is the first of them that reproduces `random.Random` on this
+interpreter (an import-time self-check), else `random.Random` itself.
+`COMPILED` says whether the compiled one is in use.
 """
 
 import random
+
+try:
+    from pretraining_data import _mersenne_twister
+except ImportError:  # Not built: `make setup` builds it.
+    _mersenne_twister = None
 
 
 # _BITS[i] = (i + 1).bit_length(): a list lookup is cheaper than the call.
@@ -36,6 +47,8 @@ class _FastRandom(random.Random):
     def randint(self, a, b):
         """A random int in [a, b], as `random.Random.randint`."""
         n = b - a + 1
+        if n <= 0:
+            raise ValueError("empty range in randint(%r, %r)" % (a, b))
         k = n.bit_length()
         r = self.getrandbits(k)
         while r >= n:
@@ -43,19 +56,37 @@ class _FastRandom(random.Random):
         return a + r
 
 
-def _draws_like_standard_library():
-    """True if _FastRandom reproduces `random.Random` on this interpreter."""
-    ours, theirs = _FastRandom(2024), random.Random(2024)
-    for size in (0, 1, 2, 3, 5, 17, 64, 65, 130):
-        x, y = list(range(size)), list(range(size))
-        ours.shuffle(x)
-        theirs.shuffle(y)
-        if x != y:
-            return False
-        for a, b in ((0, 0), (0, 1), (2, 125), (1, size + 1), (0, 30521)):
-            if ours.randint(a, b) != theirs.randint(a, b):
+def draws_like_standard_library(rng_class):
+    """True if rng_class(seed) draws what random.Random(seed) draws.
+
+    Checks the calls the algorithm makes (random, randint, shuffle), of the
+    sizes it makes them, interleaved, and the generator state afterwards.
+    """
+    for seed in (2024, 12345 + (1 << 64)):
+        ours, theirs = rng_class(seed), random.Random(seed)
+        for size in (0, 1, 2, 3, 5, 17, 64, 65, 130, 5000):
+            x, y = list(range(size)), list(range(size))
+            ours.shuffle(x)
+            theirs.shuffle(y)
+            if x != y or ours.random() != theirs.random():
                 return False
-    return ours.getstate() == theirs.getstate()
+            for a, b in ((0, 0), (0, 1), (2, 125), (1, size + 1), (0, 30521), (0, 1 << 40)):
+                if ours.randint(a, b) != theirs.randint(a, b):
+                    return False
+        if ours.getstate() != theirs.getstate():
+            return False
+    return True
 
 
-FastRandom = _FastRandom if _draws_like_standard_library() else random.Random
+def _choose():
+    candidates = [_FastRandom]
+    if _mersenne_twister is not None:
+        candidates.insert(0, _mersenne_twister.MersenneTwister)
+    for rng_class in candidates:
+        if draws_like_standard_library(rng_class):
+            return rng_class
+    return random.Random
+
+
+FastRandom = _choose()
+COMPILED = _mersenne_twister is not None and FastRandom is _mersenne_twister.MersenneTwister

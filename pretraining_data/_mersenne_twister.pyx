@@ -1,0 +1,155 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, binding=False
+"""CPython's Mersenne Twister with `random`, `randint` and `shuffle` in C.
+
+`random.Random` generates in C, but its `randint` and `shuffle` are Python
+code around the generator (`randrange`, `_randbelow`): the ~125-item shuffle
+that the original algorithm makes per instance costs ~22 us there, ~12 us in
+`fast_random._FastRandom` and ~2 us here. The numbers are the standard
+library's, draw for draw:
+  * the MT19937 state comes from `random.Random(seed).getstate()`, so the
+    seeding is CPython's own;
+  * `random()` combines two 32-bit outputs as `random_random` in
+    Modules/_randommodule.c;
+  * `randint` and `shuffle` follow Lib/random.py's
+    `_randbelow_with_getrandbits`: draw getrandbits(k), the top k bits of one
+    output (k = n.bit_length() <= 32), until the value is below n.
+`fast_random` checks this against `random.Random` at import and uses this
+class only if they agree. Built by `make setup` (cythonize).
+"""
+
+cimport cython
+
+import random as _random
+
+from libc.stdint cimport uint32_t, uint64_t
+
+cdef enum:
+    _N = 624
+    _M = 397
+
+cdef uint32_t _UPPER_MASK = 0x80000000
+cdef uint32_t _LOWER_MASK = 0x7fffffff
+cdef uint32_t _MATRIX_A = 0x9908b0df
+# Tempering masks, typed: as bare literals above 2**31 Cython would use Python ints.
+cdef uint32_t _TEMPER_B = 0x9d2c5680
+cdef uint32_t _TEMPER_C = 0xefc60000
+
+
+@cython.final
+cdef class MersenneTwister:
+    """A subset of `random.Random`: seed, random, randint, shuffle, getrandbits,
+    getstate and setstate, drawing exactly the same numbers."""
+
+    cdef uint32_t _state[_N]
+    cdef int _index
+
+    def __init__(self, seed=None):
+        self.seed(seed)
+
+    def seed(self, a=None):
+        """Seeds as `random.Random(a)` (the standard library does the seeding)."""
+        self.setstate(_random.Random(a).getstate())
+
+    def getstate(self):
+        """The state, in `random.Random.getstate()`'s format."""
+        return (3, tuple([self._state[i] for i in range(_N)]) + (self._index,), None)
+
+    def setstate(self, state):
+        """Takes a `random.Random.getstate()` (Gaussian pair: none pending)."""
+        version, internal, gauss_next = state
+        if version != 3 or len(internal) != _N + 1 or gauss_next is not None:
+            raise ValueError("Not a random.Random state this class can take.")
+        cdef int i
+        for i in range(_N):
+            self._state[i] = internal[i]
+        index = internal[_N]
+        if not 0 <= index <= _N:
+            raise ValueError("Invalid state index %r." % index)
+        self._index = index
+
+    cdef inline uint32_t _next(self) noexcept:
+        """genrand_uint32 of Modules/_randommodule.c."""
+        cdef uint32_t y
+        cdef int k
+        cdef uint32_t* mt = self._state
+        if self._index >= _N:
+            for k in range(_N - _M):
+                y = (mt[k] & _UPPER_MASK) | (mt[k + 1] & _LOWER_MASK)
+                mt[k] = mt[k + _M] ^ (y >> 1) ^ (_MATRIX_A if y & 1 else 0)
+            for k in range(_N - _M, _N - 1):
+                y = (mt[k] & _UPPER_MASK) | (mt[k + 1] & _LOWER_MASK)
+                mt[k] = mt[k + (_M - _N)] ^ (y >> 1) ^ (_MATRIX_A if y & 1 else 0)
+            y = (mt[_N - 1] & _UPPER_MASK) | (mt[0] & _LOWER_MASK)
+            mt[_N - 1] = mt[_M - 1] ^ (y >> 1) ^ (_MATRIX_A if y & 1 else 0)
+            self._index = 0
+        y = mt[self._index]
+        self._index += 1
+        y ^= y >> 11
+        y ^= (y << 7) & _TEMPER_B
+        y ^= (y << 15) & _TEMPER_C
+        y ^= y >> 18
+        return y
+
+    cdef inline uint64_t _below(self, uint64_t n) noexcept:
+        """A uniform int in [0, n), 0 < n <= 2**32: `_randbelow_with_getrandbits`."""
+        cdef int k = 0
+        cdef uint64_t r
+        while (n >> k) != 0:  # k = n.bit_length()
+            k += 1
+        if k == 33:  # n == 2**32: getrandbits(33) takes two words.
+            r = self._next()
+            r |= <uint64_t>(self._next() >> 31) << 32
+            while r >= n:
+                r = self._next()
+                r |= <uint64_t>(self._next() >> 31) << 32
+            return r
+        r = self._next() >> (32 - k)
+        while r >= n:
+            r = self._next() >> (32 - k)
+        return r
+
+    def random(self):
+        """A float in [0, 1): `random_random` of Modules/_randommodule.c."""
+        cdef uint32_t a = self._next() >> 5
+        cdef uint32_t b = self._next() >> 6
+        return (a * 67108864.0 + b) * (1.0 / 9007199254740992.0)
+
+    def getrandbits(self, int k):
+        """An int of k random bits, k >= 0, as `random.Random.getrandbits`."""
+        if k < 0:
+            raise ValueError("number of bits must be non-negative")
+        if k <= 32:
+            return self._next() >> (32 - k) if k else 0
+        # Whole 32-bit words from the least significant; the last one's top bits.
+        value, shift = 0, 0
+        while k > 0:
+            word = self._next()
+            if k < 32:
+                word >>= 32 - k
+            value |= word << shift
+            shift += 32
+            k -= 32
+        return value
+
+    def randint(self, a, b):
+        """A random int in [a, b], as `random.Random.randint`."""
+        n = b - a + 1
+        if n <= 0:
+            raise ValueError("empty range in randint(%r, %r)" % (a, b))
+        if n <= 0xFFFFFFFF:
+            return a + <object>self._below(n)
+        k = n.bit_length()
+        r = self.getrandbits(k)
+        while r >= n:
+            r = self.getrandbits(k)
+        return a + r
+
+    def shuffle(self, x):
+        """Shuffles the list x in place, as `random.Random.shuffle`."""
+        if type(x) is not list:
+            raise TypeError("shuffle takes a list, got %s" % type(x).__name__)
+        cdef list items = x
+        cdef Py_ssize_t i, j
+        for i in range(len(items) - 1, 0, -1):
+            j = <Py_ssize_t>self._below(i + 1)
+            items[i], items[j] = items[j], items[i]
