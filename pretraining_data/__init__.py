@@ -7,8 +7,9 @@
   documents.py           input text files -> a stream of documents
   shards.py              documents grouped into shards, shard seeds
   shard_tokenizer.py     shards of text -> token ids (TensorFlow Text, main process)
-  shard_worker.py        a tokenized shard -> its shuffled records (worker processes)
-  writer.py              records -> TFRecord files, round-robin
+  shard_worker.py        a tokenized shard -> its shuffled, framed records (workers)
+  tfrecord_framing.py    TFRecord frames (length, CRC-32C) without TensorFlow
+  writer.py              framed records -> TFRecord files, round-robin
   progress.py            documents/s, instances/s, ETA
   pipeline.py            all of the above, behind create_pretraining_data.py
   reference.py           the original main(), in memory: parity tests and benchmark

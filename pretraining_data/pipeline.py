@@ -163,8 +163,7 @@ def run(options):
         try:
             with progress:
                 for result in process_shards(shard_stream()):
-                    for record in result.records:
-                        writer.write(record)
+                    writer.write_shard(result)
                     num_shards += 1
                     progress.instances = writer.total_written
                     progress.written_bytes = result.input_bytes

@@ -6,27 +6,45 @@ a fraction of a second with a small footprint.
 """
 
 import dataclasses
-from typing import List
+
+import numpy as np
 
 from pretraining_data import example_encoder
 from pretraining_data import fast_random
 from pretraining_data import instances
 from pretraining_data import shards
+from pretraining_data import tfrecord_framing
 
 
 @dataclasses.dataclass
 class ShardRecords:
-    """A shard's output, in the order to write it.
+    """A shard's records, shuffled, as TFRecord frames in one buffer.
+
+    One buffer pickles and travels from a worker as a single copy, and the
+    main process writes it (or, for several output files, slices of it)
+    without touching each record.
 
     Attributes:
       index: int, the shard's index.
-      records: list[bytes], serialized tf.train.Example, shuffled.
+      framed: bytes, the TFRecord frames (tfrecord_framing) of the serialized
+        tf.train.Examples, in the order to write them.
+      offsets: list[int], num_records + 1: frame i is
+        framed[offsets[i]:offsets[i + 1]].
       input_bytes: int, the shard's Shard.input_bytes.
     """
 
     index: int
-    records: List[bytes]
+    framed: bytes
+    offsets: list
     input_bytes: int
+
+    @property
+    def num_records(self):
+        return len(self.offsets) - 1
+
+    def record(self, i):
+        """The serialized tf.train.Example of record i (bytes)."""
+        return tfrecord_framing.unframe(self.framed[self.offsets[i]:self.offsets[i + 1]])
 
 
 class ShardProcessor:
@@ -49,10 +67,10 @@ class ShardProcessor:
                                                        options.max_predictions_per_seq)
 
     def __call__(self, shard):
-        """Creates, serializes and shuffles the instances of one shard.
+        """Creates, serializes, frames and shuffles the instances of one shard.
 
-        Each instance is serialized as soon as it is made, and the records
-        are shuffled instead of the instances (the same permutation: a
+        Each instance is serialized and framed as soon as it is made, and the
+        frames are shuffled instead of the instances (the same permutation: a
         shuffle does not look at the items), because a record (~0.8 KB for
         128 tokens) is several times smaller than a TrainingInstance.
 
@@ -63,11 +81,13 @@ class ShardProcessor:
           ShardRecords.
         """
         rng = fast_random.FastRandom(shards.shard_seed(self.random_seed, shard.index))
-        encode = self._encoder.encode_instance
-        records = [encode(instance) for instance in instances.generate_instances(
+        encode, frame = self._encoder.encode_instance, tfrecord_framing.frame
+        frames = [frame(encode(instance)) for instance in instances.generate_instances(
             shard.documents(self._varints), self.vocab, self.options, rng)]
-        rng.shuffle(records)
-        return ShardRecords(shard.index, records, shard.input_bytes)
+        rng.shuffle(frames)
+        offsets = np.zeros(len(frames) + 1, np.int64)
+        np.cumsum(np.fromiter(map(len, frames), np.int64, len(frames)), out=offsets[1:])
+        return ShardRecords(shard.index, b"".join(frames), offsets.tolist(), shard.input_bytes)
 
 
 # The worker process's ShardProcessor, set by `init_worker`.

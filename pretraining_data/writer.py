@@ -2,11 +2,14 @@
 
 Record k (counting over the whole run) goes to output file k % len(files).
 The first 20 instances are logged in the original's format, and the run ends
-with the original's "Wrote N total instances".
+with the original's "Wrote N total instances". Records arrive a shard at a
+time, already framed as TFRecords (shard_worker.ShardRecords), and are
+written through `tf.io.gfile`, so any path TensorFlow opens works (gs://...).
 """
 
 from absl import logging
 import tensorflow as tf
+
 
 # The original logs this many instances.
 _NUM_LOGGED = 20
@@ -37,7 +40,7 @@ def log_instance(record, inv_vocab):
 
 
 class RoundRobinWriter:
-    """TFRecord writers for the output files, fed one record at a time.
+    """The output files, fed a shard of framed records at a time.
 
     Attributes:
       output_files: list[str].
@@ -45,7 +48,7 @@ class RoundRobinWriter:
     """
 
     def __init__(self, output_files, inv_vocab):
-        """Opens (creates) every output file now, so a bad path fails first.
+        """Creates every output file now, so a bad path fails first.
 
         Args:
           output_files: list[str].
@@ -57,26 +60,40 @@ class RoundRobinWriter:
         self.output_files = list(output_files)
         self.total_written = 0
         self._inv_vocab = inv_vocab
-        self._writers = []
+        self._files = []
         for path in self.output_files:
             try:
-                self._writers.append(tf.io.TFRecordWriter(path))
+                self._files.append(tf.io.gfile.GFile(path, "wb"))
+                self._files[-1].write(b"")  # GFile creates the file on its first write.
             except (tf.errors.OpError, OSError) as error:
                 self.close(quiet=True)
                 raise ValueError("Cannot create output file %s: %s"
                                  % (path, getattr(error, "message", error))) from None
 
-    def write(self, record):
-        """Writes one serialized tf.train.Example to the next file in turn."""
-        if self.total_written < _NUM_LOGGED:
-            log_instance(record, self._inv_vocab)
-        self._writers[self.total_written % len(self._writers)].write(record)
-        self.total_written += 1
+    def write_shard(self, records):
+        """Writes a shard's records, continuing the round-robin turn.
+
+        Args:
+          records: shard_worker.ShardRecords.
+        """
+        for i in range(min(records.num_records, max(0, _NUM_LOGGED - self.total_written))):
+            log_instance(records.record(i), self._inv_vocab)
+        num_files = len(self._files)
+        if num_files == 1:
+            self._files[0].write(records.framed)
+        else:
+            framed, offsets = memoryview(records.framed), records.offsets
+            for file_index, output in enumerate(self._files):
+                # The shard's first record for this file, then every num_files-th.
+                first = (file_index - self.total_written) % num_files
+                output.write(b"".join(framed[offsets[i]:offsets[i + 1]]
+                                      for i in range(first, records.num_records, num_files)))
+        self.total_written += records.num_records
 
     def close(self, quiet=False):
         """Closes every file; logs the total unless quiet."""
-        for writer in self._writers:
-            writer.close()
-        self._writers = []
+        for output in self._files:
+            output.close()
+        self._files = []
         if not quiet:
             logging.info("Wrote %d total instances", self.total_written)

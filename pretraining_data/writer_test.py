@@ -1,0 +1,80 @@
+"""RoundRobinWriter: shards of framed records, round-robin over the files, logging."""
+
+import logging
+
+import pytest
+import tensorflow as tf
+
+from pretraining_data import shard_worker
+from pretraining_data import tfrecord_framing
+from pretraining_data import writer as writer_lib
+
+INV_VOCAB = dict(enumerate(["[PAD]", "[CLS]", "[SEP]", "hello"] + ["w%d" % i for i in range(4, 40)]))
+
+
+def _example(serial):
+    """A serialized tf.train.Example with the original's features; input_ids[1] = serial."""
+    ints = lambda values: tf.train.Feature(int64_list=tf.train.Int64List(value=values))
+    features = {
+        "input_ids": ints([1, serial, 2]),
+        "input_mask": ints([1, 1, 1]),
+        "segment_ids": ints([0, 0, 0]),
+        "masked_lm_positions": ints([1]),
+        "masked_lm_ids": ints([3]),
+        "masked_lm_weights": tf.train.Feature(float_list=tf.train.FloatList(value=[1.0])),
+        "next_sentence_labels": ints([0]),
+    }
+    return tf.train.Example(features=tf.train.Features(feature=features)).SerializeToString()
+
+
+def _shard(index, serials):
+    frames = [tfrecord_framing.frame(_example(s)) for s in serials]
+    offsets = [0]
+    for frame in frames:
+        offsets.append(offsets[-1] + len(frame))
+    return shard_worker.ShardRecords(index, b"".join(frames), offsets, 0)
+
+
+def _serials(path):
+    return [tf.train.Example.FromString(r.numpy()).features.feature["input_ids"].int64_list.value[1]
+            for r in tf.data.TFRecordDataset(path)]
+
+
+@pytest.mark.parametrize("num_files", [1, 2, 3])
+def test_record_k_goes_to_file_k_mod_n_across_shards(tmp_path, num_files):
+    paths = [str(tmp_path / ("out-%d.tfrecord" % i)) for i in range(num_files)]
+    writer = writer_lib.RoundRobinWriter(paths, INV_VOCAB)
+    serial = 0
+    for index, size in enumerate([4, 5, 1, 0, 7]):
+        writer.write_shard(_shard(index, range(serial, serial + size)))
+        serial += size
+    writer.close()
+    assert writer.total_written == serial == 17
+    for i, path in enumerate(paths):
+        assert _serials(path) == list(range(serial))[i::num_files]
+
+
+def test_logs_the_first_20_instances_over_shards_and_the_total(tmp_path, caplog):
+    caplog.set_level(logging.INFO)
+    writer = writer_lib.RoundRobinWriter([str(tmp_path / "out.tfrecord")], INV_VOCAB)
+    for index in range(3):
+        writer.write_shard(_shard(index, range(3, 3 + 8)))
+    writer.close()
+    messages = [r.getMessage() for r in caplog.records]
+    assert messages.count("*** Example ***") == 20
+    assert "tokens: [CLS] hello [SEP]" in messages
+    assert "masked_lm_weights: 1.0" in messages
+    assert messages[-1] == "Wrote 24 total instances"
+
+
+def test_a_file_that_cannot_be_created_is_named(tmp_path):
+    good = str(tmp_path / "good.tfrecord")
+    bad = str(tmp_path / "missing-dir" / "bad.tfrecord")
+    with pytest.raises(ValueError, match="Cannot create output file .*missing-dir/bad.tfrecord"):
+        writer_lib.RoundRobinWriter([good, bad], INV_VOCAB)
+
+
+def test_parse_output_files():
+    assert writer_lib.parse_output_files(" a.tfrecord, b.tfrecord ,") == ["a.tfrecord", "b.tfrecord"]
+    with pytest.raises(ValueError, match="--output_file is empty"):
+        writer_lib.parse_output_files(" , ")
