@@ -6,7 +6,8 @@ VENV := .venv
 STAMP := $(VENV)/.installed-requirements
 PY := $(VENV)/bin/python
 PYTEST_ARGS ?=
-CYTHON_SOURCES := pretraining_data/_mersenne_twister.pyx
+CYTHON_SOURCES := pretraining_data/_mersenne_twister.pyx pretraining_data/_instance_kernels.pyx
+CYTHON_HEADERS := pretraining_data/_mersenne_twister.pxd
 EXTENSIONS_STAMP := $(VENV)/.built-extensions
 
 .PHONY: setup test demo benchmark clean
@@ -19,9 +20,9 @@ $(STAMP): requirements.txt
 	$(PY) -m pip install -q -r requirements.txt
 	touch $(STAMP)
 
-# In place, next to the source; pretraining_data/fast_random.py falls back to
-# pure Python (same output, slower) when it is not built.
-$(EXTENSIONS_STAMP): $(STAMP) $(CYTHON_SOURCES)
+# In place, next to the sources; without them create_pretraining_data runs the
+# same algorithm in pure Python (same output, slower).
+$(EXTENSIONS_STAMP): $(STAMP) $(CYTHON_SOURCES) $(CYTHON_HEADERS)
 	$(VENV)/bin/cythonize -i -3 -q $(CYTHON_SOURCES)
 	touch $(EXTENSIONS_STAMP)
 
@@ -38,5 +39,4 @@ benchmark: setup
 	$(PY) benchmarks/pretraining_step_benchmark.py
 
 clean:
-	rm -rf $(VENV) demo_output benchmark_output build pretraining_data/_mersenne_twister.c \
-		pretraining_data/_mersenne_twister.*.so
+	rm -rf $(VENV) demo_output benchmark_output build pretraining_data/*.c pretraining_data/*.so

@@ -1,8 +1,9 @@
 """Pre-training data: the original create_pretraining_data algorithm, streaming and parallel.
 
   instances.py           the original algorithm: documents -> TrainingInstances
+  _instance_kernels.pyx  its per-document code compiled, for the compiled generator
   fast_random.py         random.Random with faster shuffle/randint, same draws
-  _mersenne_twister.pyx  its compiled version (Cython, built by make setup)
+  _mersenne_twister.pyx  the compiled generator (.pxd: its C interface)
   example_encoder.py     TrainingInstance -> serialized tf.train.Example, no TensorFlow
   documents.py           input text files -> a stream of documents
   shards.py              documents grouped into shards, shard seeds

@@ -17,31 +17,27 @@ library's, draw for draw:
 class only if they agree. Built by `make setup` (cythonize).
 """
 
-cimport cython
-
 import random as _random
 
 from libc.stdint cimport uint32_t, uint64_t
 
+# _N (the state's 32-bit words) is in the .pxd.
 cdef enum:
-    _N = 624
     _M = 397
 
 cdef uint32_t _UPPER_MASK = 0x80000000
 cdef uint32_t _LOWER_MASK = 0x7fffffff
 cdef uint32_t _MATRIX_A = 0x9908b0df
-# Tempering masks, typed: as bare literals above 2**31 Cython would use Python ints.
-cdef uint32_t _TEMPER_B = 0x9d2c5680
-cdef uint32_t _TEMPER_C = 0xefc60000
 
 
-@cython.final
 cdef class MersenneTwister:
     """A subset of `random.Random`: seed, random, randint, shuffle, getrandbits,
-    getstate and setstate, drawing exactly the same numbers."""
+    getstate and setstate, drawing exactly the same numbers.
 
-    cdef uint32_t _state[_N]
-    cdef int _index
+    Compiled code (`_instance_kernels`) draws through the C methods of the
+    .pxd: `_next` (genrand_uint32), `_below(n)` (randint(0, n - 1) for
+    n <= 2**32) and `_random` (random()).
+    """
 
     def __init__(self, seed=None):
         self.seed(seed)
@@ -67,52 +63,24 @@ cdef class MersenneTwister:
             raise ValueError("Invalid state index %r." % index)
         self._index = index
 
-    cdef inline uint32_t _next(self) noexcept:
-        """genrand_uint32 of Modules/_randommodule.c."""
+    cdef void _twist(self) noexcept:
+        """The state update of genrand_uint32 in Modules/_randommodule.c."""
         cdef uint32_t y
         cdef int k
         cdef uint32_t* mt = self._state
-        if self._index >= _N:
-            for k in range(_N - _M):
-                y = (mt[k] & _UPPER_MASK) | (mt[k + 1] & _LOWER_MASK)
-                mt[k] = mt[k + _M] ^ (y >> 1) ^ (_MATRIX_A if y & 1 else 0)
-            for k in range(_N - _M, _N - 1):
-                y = (mt[k] & _UPPER_MASK) | (mt[k + 1] & _LOWER_MASK)
-                mt[k] = mt[k + (_M - _N)] ^ (y >> 1) ^ (_MATRIX_A if y & 1 else 0)
-            y = (mt[_N - 1] & _UPPER_MASK) | (mt[0] & _LOWER_MASK)
-            mt[_N - 1] = mt[_M - 1] ^ (y >> 1) ^ (_MATRIX_A if y & 1 else 0)
-            self._index = 0
-        y = mt[self._index]
-        self._index += 1
-        y ^= y >> 11
-        y ^= (y << 7) & _TEMPER_B
-        y ^= (y << 15) & _TEMPER_C
-        y ^= y >> 18
-        return y
-
-    cdef inline uint64_t _below(self, uint64_t n) noexcept:
-        """A uniform int in [0, n), 0 < n <= 2**32: `_randbelow_with_getrandbits`."""
-        cdef int k = 0
-        cdef uint64_t r
-        while (n >> k) != 0:  # k = n.bit_length()
-            k += 1
-        if k == 33:  # n == 2**32: getrandbits(33) takes two words.
-            r = self._next()
-            r |= <uint64_t>(self._next() >> 31) << 32
-            while r >= n:
-                r = self._next()
-                r |= <uint64_t>(self._next() >> 31) << 32
-            return r
-        r = self._next() >> (32 - k)
-        while r >= n:
-            r = self._next() >> (32 - k)
-        return r
+        for k in range(_N - _M):
+            y = (mt[k] & _UPPER_MASK) | (mt[k + 1] & _LOWER_MASK)
+            mt[k] = mt[k + _M] ^ (y >> 1) ^ (_MATRIX_A if y & 1 else 0)
+        for k in range(_N - _M, _N - 1):
+            y = (mt[k] & _UPPER_MASK) | (mt[k + 1] & _LOWER_MASK)
+            mt[k] = mt[k + (_M - _N)] ^ (y >> 1) ^ (_MATRIX_A if y & 1 else 0)
+        y = (mt[_N - 1] & _UPPER_MASK) | (mt[0] & _LOWER_MASK)
+        mt[_N - 1] = mt[_M - 1] ^ (y >> 1) ^ (_MATRIX_A if y & 1 else 0)
+        self._index = 0
 
     def random(self):
-        """A float in [0, 1): `random_random` of Modules/_randommodule.c."""
-        cdef uint32_t a = self._next() >> 5
-        cdef uint32_t b = self._next() >> 6
-        return (a * 67108864.0 + b) * (1.0 / 9007199254740992.0)
+        """A float in [0, 1), as `random.Random.random`."""
+        return self._random()
 
     def getrandbits(self, int k):
         """An int of k random bits, k >= 0, as `random.Random.getrandbits`."""

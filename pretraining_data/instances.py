@@ -4,7 +4,10 @@ Pure functions over (documents, vocab, options, rng). They make exactly the
 calls on `rng` that google-research/bert makes, in the same order, so the
 same documents and seed give the same instances as the original tool. `rng`
 is a `random.Random`, or a `fast_random.FastRandom`, which draws the same
-numbers faster.
+numbers faster. With the compiled FastRandom (`_mersenne_twister`), the
+instances of a document are made by `_instance_kernels`, this module's
+code compiled: the same draws and the same instances, with ~30% fewer
+instructions per instance in a worker (measured with callgrind).
 
 A document is a list of sentences, a sentence a non-empty list of wordpiece
 tokens. Tokens may be the vocab's strings, as in the original, or any
@@ -16,6 +19,12 @@ and "##" pieces, and nothing else looks at a token.
 import dataclasses
 import itertools
 from typing import Hashable, List, Sequence
+
+try:
+    from pretraining_data import _instance_kernels
+    from pretraining_data._mersenne_twister import MersenneTwister as _CompiledRandom
+except ImportError:  # Not built (`make setup` builds them): this module's code runs.
+    _instance_kernels = _CompiledRandom = None
 
 CLS = "[CLS]"
 SEP = "[SEP]"
@@ -150,10 +159,15 @@ def generate_instances(documents, vocab, options, rng):
     specials = {vocab.cls, vocab.sep}
     plain_text = all(specials.isdisjoint(sentence) for document in documents
                      for sentence in document)
+    compiled = _CompiledRandom is not None and type(rng) is _CompiledRandom
     for _ in range(options.dupe_factor):
         for document_index in range(len(documents)):
-            yield from create_instances_from_document(documents, document_index, vocab, options,
-                                                      rng, plain_text)
+            if compiled:
+                yield from _instance_kernels.create_instances_from_document(
+                    documents, document_index, vocab, options, rng, plain_text, TrainingInstance)
+            else:
+                yield from create_instances_from_document(documents, document_index, vocab,
+                                                          options, rng, plain_text)
 
 
 def create_instances_from_document(all_documents, document_index, vocab, options, rng,

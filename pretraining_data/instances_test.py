@@ -142,22 +142,54 @@ def _original_instances(all_documents, vocab_words, options, rng):
     return result
 
 
+# The generators instances run with: the compiled one (its instances come
+# from _instance_kernels), the pure-Python fast one and the standard library's
+# (both through this module's Python code).
+RNG_CLASSES = [fast_random.FastRandom, fast_random._FastRandom, random.Random]
+
+
+def test_the_compiled_instance_code_is_built_and_in_use():
+    assert fast_random.COMPILED, "pretraining_data/*.pyx are not built: run make setup"
+    assert instances._instance_kernels is not None
+    assert instances._CompiledRandom is fast_random.FastRandom
+
+
+@pytest.mark.parametrize("rng_class", RNG_CLASSES)
 @pytest.mark.parametrize("special_tokens_in_text", [False, True])
 @pytest.mark.parametrize("options", [
     InstanceOptions(dupe_factor=3),
     InstanceOptions(dupe_factor=2, do_whole_word_mask=True),
     InstanceOptions(dupe_factor=2, max_seq_length=24, max_predictions_per_seq=5,
                     masked_lm_prob=0.3, short_seq_prob=0.5),
+    InstanceOptions(dupe_factor=2, max_seq_length=5, max_predictions_per_seq=1,
+                    short_seq_prob=1.0, do_whole_word_mask=True),
+    InstanceOptions(dupe_factor=1, max_seq_length=40, max_predictions_per_seq=40,
+                    masked_lm_prob=1.0, short_seq_prob=1.0),
+    InstanceOptions(dupe_factor=1, masked_lm_prob=0.0, do_whole_word_mask=True),
 ])
-def test_same_instances_as_a_plain_transcription_of_the_original(options, special_tokens_in_text):
+def test_same_instances_as_a_plain_transcription_of_the_original(options, special_tokens_in_text,
+                                                                  rng_class):
     documents = _word_documents(40, seed=1) + [[["w1", "##p1"]]]  # A one-sentence document too.
     if special_tokens_in_text:  # Never from the tokenizer, but the algorithm allows it.
         documents.append([["w2", "[SEP]", "##p2", "[CLS]"], ["[SEP]"], ["w3", "##p3"]])
     ours = instances.create_training_instances(
-        [list(d) for d in documents], VOCAB, options, fast_random.FastRandom(12345))
+        [list(d) for d in documents], VOCAB, options, rng_class(12345))
     theirs = _original_instances([list(d) for d in documents], VOCAB_WORDS, options,
                                  random.Random(12345))
-    assert len(ours) > 100
+    assert len(ours) > 40
+    assert ours == theirs
+
+
+@pytest.mark.parametrize("rng_class", RNG_CLASSES)
+def test_a_one_document_corpus_draws_its_own_random_segments(rng_class):
+    # _random_segment gives up after 10 draws of the document itself.
+    documents = [[["w%d" % (i * 7 % 200) for i in range(s, s + 9)] for s in range(12)]]
+    options = InstanceOptions(dupe_factor=3, max_seq_length=32)
+    ours = instances.create_training_instances(
+        [list(d) for d in documents], VOCAB, options, rng_class(3))
+    theirs = _original_instances([list(d) for d in documents], VOCAB_WORDS, options,
+                                 random.Random(3))
+    assert any(i.is_random_next for i in ours)
     assert ours == theirs
 
 

@@ -132,7 +132,7 @@ def run(options):
     if not fast_random.COMPILED:
         logging.warning("The compiled random generator (pretraining_data/_mersenne_twister.pyx) "
                         "is not built or does not match random.Random here; run `make setup`. "
-                        "The output is the same, made ~1.7x slower.")
+                        "The output is the same, made ~1.5x slower.")
     # Cheap checks first: a bad path fails before anything slow starts.
     input_files = documents_lib.expand_input_files(options.input_file)
     output_files = writer_lib.parse_output_files(options.output_file)

@@ -6,6 +6,7 @@ a fraction of a second with a small footprint.
 """
 
 import dataclasses
+import gc
 
 import numpy as np
 
@@ -98,6 +99,10 @@ def init_worker(vocab, options, random_seed):
     """Worker initializer: builds the process's ShardProcessor."""
     global _processor
     _processor = ShardProcessor(vocab, options, random_seed)
+    # Everything so far lives as long as the process: keep it out of the
+    # cyclic garbage collector's full passes, which a shard's millions of
+    # short-lived lists trigger (measured: ~6% of a worker's instructions).
+    gc.freeze()
 
 
 def process_shard(shard):

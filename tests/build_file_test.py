@@ -1,4 +1,4 @@
-"""BUILD names every Python and Cython file, and names nothing that does not exist."""
+"""BUILD names every Python and Cython file (.py, .pyx, .pxd), and nothing that does not exist."""
 
 import os
 import re
@@ -12,7 +12,7 @@ def _python_files():
     for directory, subdirs, files in os.walk(ROOT):
         subdirs[:] = [d for d in subdirs if d not in SKIP_DIRS and not d.startswith(".")]
         for name in files:
-            if name.endswith((".py", ".pyx")):
+            if name.endswith((".py", ".pyx", ".pxd")):
                 found.add(os.path.relpath(os.path.join(directory, name), ROOT))
     return found
 
@@ -23,7 +23,7 @@ def _build_text():
 
 
 def _named_files(text):
-    return set(re.findall(r'"([\w./-]+\.pyx?)"', text))
+    return set(re.findall(r'"([\w./-]+\.(?:py|pyx|pxd))"', text))
 
 
 def test_every_python_file_is_in_build():
