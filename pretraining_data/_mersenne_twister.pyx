@@ -19,7 +19,13 @@ class only if they agree. Built by `make setup` (cythonize).
 
 import random as _random
 
+from cpython.object cimport PyObject
 from libc.stdint cimport uint32_t, uint64_t
+
+
+cdef extern from "Python.h":
+    ctypedef struct PyListObject:
+        PyObject** ob_item
 
 # _N (the state's 32-bit words) is in the .pxd.
 cdef enum:
@@ -117,7 +123,23 @@ cdef class MersenneTwister:
         if type(x) is not list:
             raise TypeError("shuffle takes a list, got %s" % type(x).__name__)
         cdef list items = x
+        # A swap moves references without changing their counts: swap the
+        # list's item pointers directly.
+        cdef PyObject** item = (<PyListObject*>items).ob_item
+        cdef PyObject* swapped
         cdef Py_ssize_t i, j
+        cdef int k = 64  # (i + 1).bit_length(), kept as i goes down.
+        cdef uint64_t r
         for i in range(len(items) - 1, 0, -1):
-            j = <Py_ssize_t>self._below(i + 1)
-            items[i], items[j] = items[j], items[i]
+            while (<uint64_t>(i + 1) >> (k - 1)) == 0:
+                k -= 1
+            if k > 32:  # Lists of 2**32 items and more.
+                j = <Py_ssize_t>self._below(i + 1)
+            else:  # self._below(i + 1), without finding k again.
+                r = self._next() >> (32 - k)
+                while r > <uint64_t>i:
+                    r = self._next() >> (32 - k)
+                j = <Py_ssize_t>r
+            swapped = item[i]
+            item[i] = item[j]
+            item[j] = swapped
