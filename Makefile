@@ -6,7 +6,8 @@ VENV := .venv
 STAMP := $(VENV)/.installed-requirements
 PY := $(VENV)/bin/python
 PYTEST_ARGS ?=
-CYTHON_SOURCES := pretraining_data/_mersenne_twister.pyx pretraining_data/_instance_kernels.pyx
+CYTHON_SOURCES := pretraining_data/_mersenne_twister.pyx pretraining_data/_instance_kernels.pyx \
+	pretraining_data/_example_encoding.pyx
 CYTHON_HEADERS := pretraining_data/_mersenne_twister.pxd
 EXTENSIONS_STAMP := $(VENV)/.built-extensions
 

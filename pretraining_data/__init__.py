@@ -5,6 +5,7 @@
   fast_random.py         random.Random with faster shuffle/randint, same draws
   _mersenne_twister.pyx  the compiled generator (.pxd: its C interface)
   example_encoder.py     TrainingInstance -> serialized tf.train.Example, no TensorFlow
+  _example_encoding.pyx  its encoding + TFRecord framing compiled (CRC-32C in C)
   documents.py           input text files -> a stream of documents
   shards.py              documents grouped into shards, shard seeds
   shard_tokenizer.py     shards of text -> token ids (TensorFlow Text, main process)

@@ -16,9 +16,20 @@ records are byte for byte those of the protobuf library (tested).
 Token ids travel as their varints (`VarintTable`): instance creation only
 compares tokens, so it works on these bytes as well as on ids, and the
 packed input_ids of a record is then a single `b"".join`.
+
+`encode_framed` returns the record's TFRecord frame; when
+`_example_encoding` (Cython, built by `make setup`) is built and agrees with
+this module's code (checked at import), it writes the frame in C, ~4x faster.
 """
 
 import struct
+
+from pretraining_data import tfrecord_framing
+
+try:
+    from pretraining_data import _example_encoding
+except ImportError:  # Not built: encode, then tfrecord_framing.frame.
+    _example_encoding = None
 
 # Example.features = 1; Features.feature = 1 (a map: entry key = 1, value = 2);
 # Feature.float_list = 2, Feature.int64_list = 3; {Int64,Float}List.value = 1.
@@ -158,3 +169,29 @@ class ExampleEncoder:
         """encode() for a TrainingInstance whose tokens are varints."""
         return self.encode(instance.tokens, instance.segment_ids, instance.masked_lm_positions,
                            instance.masked_lm_labels, instance.is_random_next)
+
+    def encode_framed(self, instance):
+        """The TFRecord frame (tfrecord_framing) of encode_instance(instance)."""
+        if COMPILED:
+            return _example_encoding.encode_framed(
+                self, instance.tokens, instance.segment_ids, instance.masked_lm_positions,
+                instance.masked_lm_labels, instance.is_random_next)
+        return tfrecord_framing.frame(self.encode_instance(instance))
+
+
+def _compiled_encoding_agrees():
+    """True if _example_encoding writes what encode + frame write, here."""
+    encoder, varints = ExampleEncoder(16, 4), VarintTable(300)
+    cases = [([101, 5, 103, 102, 299, 102], [0, 0, 0, 0, 1, 1], [2, 4], [7, 290], True),
+             ([101, 102, 102], [0, 0, 1], [1], [200], False),
+             ([101] + [3] * 15, [0] * 16, [1, 2, 3, 15], [1, 2, 3, 4], False)]
+    for ids, segments, positions, labels, is_random_next in cases:
+        args = ([varints[i] for i in ids], segments, positions, [varints[i] for i in labels],
+                is_random_next)
+        if (_example_encoding.encode_framed(encoder, *args)
+                != tfrecord_framing.frame(encoder.encode(*args))):
+            return False
+    return True
+
+
+COMPILED = _example_encoding is not None and _compiled_encoding_agrees()

@@ -87,3 +87,46 @@ def test_an_instance_too_long_is_an_error():
     encoder = example_encoder.ExampleEncoder(4, 1)
     with pytest.raises(ValueError, match="does not fit"):
         encoder.encode([b"\x01"] * 5, [0] * 5, [1], [b"\x01"], False)
+
+
+def test_the_compiled_encoding_is_built_and_in_use():
+    assert example_encoder.COMPILED, "pretraining_data/_example_encoding is not built: make setup"
+
+
+@pytest.mark.parametrize("max_seq_length,max_predictions,vocab_size",
+                         [(128, 20, 30522), (512, 80, 250000), (8, 1, 100), (5, 5, 3)])
+def test_encode_framed_is_encode_then_frame(max_seq_length, max_predictions, vocab_size):
+    from pretraining_data import instances, tfrecord_framing
+    varints = example_encoder.VarintTable(vocab_size)
+    encoder = example_encoder.ExampleEncoder(max_seq_length, max_predictions)
+    rng = random.Random(vocab_size)
+    for _ in range(300):
+        ids, segments, positions, labels, is_random_next = _random_instance(
+            rng, max_seq_length, max_predictions, vocab_size)
+        instance = instances.TrainingInstance([varints[i] for i in ids], segments, is_random_next,
+                                              positions, [varints[i] for i in labels])
+        framed = encoder.encode_framed(instance)
+        assert framed == tfrecord_framing.frame(encoder.encode_instance(instance))
+        assert tfrecord_framing.unframe(framed) == encoder.encode_instance(instance)
+
+
+@pytest.mark.skipif(not example_encoder.COMPILED, reason="see test_the_compiled_encoding_is_built")
+def test_compiled_encoding_errors_and_checksums():
+    from pretraining_data import _example_encoding
+    import google_crc32c
+    rng = random.Random(0)
+    for size in list(range(0, 40)) + [1000, 4099]:
+        data = bytes(rng.randrange(256) for _ in range(size))
+        assert _example_encoding.crc32c(data) == google_crc32c.value(data)
+    encoder = example_encoder.ExampleEncoder(4, 1)
+    encode = lambda *args: _example_encoding.encode_framed(encoder, *args)
+    with pytest.raises(ValueError, match="does not fit"):
+        encode([b"\x01"] * 5, [0] * 5, [1], [b"\x01"], False)
+    with pytest.raises(ValueError, match="must match"):
+        encode([b"\x01"] * 3, [0] * 2, [1], [b"\x01"], False)
+    with pytest.raises(ValueError, match=r"masked_lm_position 4 outside \[0, 4\)"):
+        encode([b"\x01"] * 3, [0] * 3, [4], [b"\x01"], False)
+    with pytest.raises(ValueError, match="segment ids are 0 or 1, got 2"):
+        encode([b"\x01"] * 3, [0, 2, 1], [1], [b"\x01"], False)
+    with pytest.raises(TypeError):
+        encode([b"\x01", "x", b"\x01"], [0] * 3, [1], [b"\x01"], False)

@@ -82,8 +82,8 @@ class ShardProcessor:
           ShardRecords.
         """
         rng = fast_random.FastRandom(shards.shard_seed(self.random_seed, shard.index))
-        encode, frame = self._encoder.encode_instance, tfrecord_framing.frame
-        frames = [frame(encode(instance)) for instance in instances.generate_instances(
+        encode_framed = self._encoder.encode_framed
+        frames = [encode_framed(instance) for instance in instances.generate_instances(
             shard.documents(self._varints), self.vocab, self.options, rng)]
         rng.shuffle(frames)
         offsets = np.zeros(len(frames) + 1, np.int64)
