@@ -17,7 +17,7 @@ SEEDS = [0, 1, 7, 12345, 12345 + (1 << 64), 12345 + 11 * (1 << 64), 2**200 + 3]
 
 
 def test_the_compiled_version_is_built_and_in_use():
-    # `make setup` builds it; without it create_pretraining_data is ~1.5x slower.
+    # `make setup` builds it; without it create_pretraining_data is ~2x slower.
     assert fast_random.COMPILED, "pretraining_data/_mersenne_twister is not built: run make setup"
     assert fast_random.FastRandom is _mersenne_twister.MersenneTwister
 

@@ -26,6 +26,9 @@ try:
 except ImportError:  # Not built (`make setup` builds them): this module's code runs.
     _instance_kernels = _CompiledRandom = None
 
+# Whether the compiled per-document code is available (with the compiled rng).
+COMPILED = _instance_kernels is not None
+
 CLS = "[CLS]"
 SEP = "[SEP]"
 MASK = "[MASK]"

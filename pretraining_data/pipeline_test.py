@@ -177,3 +177,18 @@ def test_worker_modules_do_not_import_tensorflow():
             "sys.exit('tensorflow' in sys.modules)")
     repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     assert subprocess.run([sys.executable, "-c", code], cwd=repo, timeout=60).returncode == 0
+
+
+def test_every_compiled_module_is_in_use():
+    assert pipeline.missing_compiled_modules() == [], "run make setup"
+
+
+def test_a_missing_compiled_module_is_named_in_a_warning(data, caplog, monkeypatch):
+    from pretraining_data import example_encoder
+    monkeypatch.setattr(example_encoder, "COMPILED", False)
+    assert pipeline.missing_compiled_modules() == ["pretraining_data/_example_encoding.pyx"]
+    caplog.set_level(logging.WARNING)
+    summary, _ = _run(data, "python-encoding", documents_per_shard=60)
+    assert summary.num_instances > 0
+    assert any("pretraining_data/_example_encoding.pyx; run `make setup`" in r.getMessage()
+               for r in caplog.records)
