@@ -19,7 +19,8 @@ packed input_ids of a record is then a single `b"".join`.
 
 `encode_framed` returns the record's TFRecord frame; when
 `_example_encoding` (Cython, built by `make setup`) is built and agrees with
-this module's code (checked at import), it writes the frame in C, ~4x faster.
+this module's code (checked at import), it writes the frame in C: ~3.3 us
+instead of ~5.9 us per 128-token record here.
 """
 
 import struct
@@ -108,6 +109,8 @@ class ExampleEncoder:
         self.max_seq_length = max_seq_length
         self.max_predictions_per_seq = max_predictions_per_seq
         self._position_varints = VarintTable(max_seq_length)
+        # The same as an exact list, which compiled code indexes directly.
+        self._position_varint_list = list(self._position_varints)
         # Headers of the fixed-size features; those of varint lists, and the
         # Example's own, depend on the lengths and are cached by length.
         self._input_mask = _header(_int64_feature, "input_mask", max_seq_length)
