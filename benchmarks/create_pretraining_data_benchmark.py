@@ -195,9 +195,11 @@ def run_ours(corpus, output, vocab, dupe_factor, num_workers, documents_per_shar
         "--input_file=%s" % corpus, "--output_file=%s" % output, "--vocab_file=%s" % vocab,
         "--dupe_factor=%d" % dupe_factor, "--num_workers=%d" % num_workers,
         "--documents_per_shard=%d" % documents_per_shard])
-    match = re.search(r"Done: \d+ documents in \d+ shards, (\d+) instances in ([0-9.]+) s",
-                      run["output"])
-    return dict(run, instances=int(match.group(1)), seconds=float(match.group(2)))
+    match = re.search(r"Done: \d+ documents in \d+ shards, (\d+) instances in [0-9.]+ s "
+                      r"\((\d+) instances/s\)", run["output"])
+    # The rate is logged from the unrounded time; the seconds only to 0.1 s.
+    instances = int(match.group(1))
+    return dict(run, instances=instances, seconds=instances / max(int(match.group(2)), 1))
 
 
 def _rate(run):
