@@ -123,6 +123,8 @@ cdef class MersenneTwister:
         if type(x) is not list:
             raise TypeError("shuffle takes a list, got %s" % type(x).__name__)
         cdef list items = x
+        if len(items) > 0xFFFFFFFF:  # _below draws below 2**32 at most.
+            raise ValueError("shuffle takes fewer than 2**32 items, got %d" % len(items))
         # A swap moves references without changing their counts: swap the
         # list's item pointers directly.
         cdef PyObject** item = (<PyListObject*>items).ob_item
@@ -133,7 +135,7 @@ cdef class MersenneTwister:
         for i in range(len(items) - 1, 0, -1):
             while (<uint64_t>(i + 1) >> (k - 1)) == 0:
                 k -= 1
-            if k > 32:  # Lists of 2**32 items and more.
+            if k > 32:  # i + 1 == 2**32.
                 j = <Py_ssize_t>self._below(i + 1)
             else:  # self._below(i + 1), without finding k again.
                 r = self._next() >> (32 - k)
