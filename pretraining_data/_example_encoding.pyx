@@ -125,7 +125,7 @@ def encode_framed(encoder, list tokens, list segment_ids, list masked_lm_positio
     if len(segment_ids) != num_tokens or len(masked_lm_positions) != num_predictions:
         raise ValueError("segment_ids must match tokens and masked_lm_positions must match "
                          "masked_lm_labels in length.")
-    cdef list position_varints = encoder._position_varint_list
+    cdef list position_varints = encoder._position_varints
     cdef list positions = []
     cdef Py_ssize_t position
     for value in masked_lm_positions:

@@ -108,9 +108,8 @@ class ExampleEncoder:
     def __init__(self, max_seq_length, max_predictions_per_seq):
         self.max_seq_length = max_seq_length
         self.max_predictions_per_seq = max_predictions_per_seq
-        self._position_varints = VarintTable(max_seq_length)
-        # The same as an exact list, which compiled code indexes directly.
-        self._position_varint_list = list(self._position_varints)
+        # An exact list (not a VarintTable), which compiled code indexes directly.
+        self._position_varints = list(VarintTable(max_seq_length))
         # Headers of the fixed-size features; those of varint lists, and the
         # Example's own, depend on the lengths and are cached by length.
         self._input_mask = _header(_int64_feature, "input_mask", max_seq_length)

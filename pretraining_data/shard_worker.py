@@ -7,8 +7,7 @@ a fraction of a second with a small footprint.
 
 import dataclasses
 import gc
-
-import numpy as np
+import itertools
 
 from pretraining_data import example_encoder
 from pretraining_data import fast_random
@@ -86,9 +85,8 @@ class ShardProcessor:
         frames = [encode_framed(instance) for instance in instances.generate_instances(
             shard.documents(self._varints), self.vocab, self.options, rng)]
         rng.shuffle(frames)
-        offsets = np.zeros(len(frames) + 1, np.int64)
-        np.cumsum(np.fromiter(map(len, frames), np.int64, len(frames)), out=offsets[1:])
-        return ShardRecords(shard.index, b"".join(frames), offsets.tolist(), shard.input_bytes)
+        offsets = [0, *itertools.accumulate(map(len, frames))]
+        return ShardRecords(shard.index, b"".join(frames), offsets, shard.input_bytes)
 
 
 # The worker process's ShardProcessor, set by `init_worker`.
