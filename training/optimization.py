@@ -11,8 +11,6 @@ Slots are named for the original checkpoint: `<variable>/adam_m` and
 `<variable>/adam_v` (LAMB's `m` and `v` map to the same names).
 """
 
-import re
-
 import tensorflow as tf
 import tf_keras
 from official.modeling.optimization import lamb
@@ -21,11 +19,6 @@ from official.nlp import optimization as model_garden_optimization
 # The original's exclusions, matched against variable names.
 WEIGHT_DECAY_EXCLUSIONS = ("LayerNorm", "layer_norm", "bias")
 OPTIMIZERS = ("adamw", "lamb")
-
-
-def uses_weight_decay(name):
-    """Whether the original applies weight decay to a variable of this name."""
-    return not any(re.search(pattern, name) for pattern in WEIGHT_DECAY_EXCLUSIONS)
 
 
 class AdamWeightDecay(tf_keras.optimizers.Optimizer):
@@ -113,6 +106,14 @@ class Lamb(lamb.LAMB):
             **kwargs,
         )
 
+    def build(self, var_list):
+        """Creates the slots now, as the new-API optimizers' `build` does.
+
+        LAMB is a legacy-API optimizer that would create them lazily on the
+        first step; a resume must restore them before it.
+        """
+        self._create_all_weights(var_list)
+
     def slots(self, variable):
         return {"adam_m": self.get_slot(variable, "m"), "adam_v": self.get_slot(variable, "v")}
 
@@ -139,7 +140,7 @@ def learning_rate_schedule(learning_rate, num_train_steps, num_warmup_steps):
 
 
 def create_optimizer(name, learning_rate, num_train_steps, num_warmup_steps):
-    """Builds the optimizer named by `--optimizer`.
+    """Builds the optimizer named by `--optimizer` (its slots not yet created).
 
     Raises:
       ValueError: for an unknown name, listing the known ones.
@@ -150,6 +151,29 @@ def create_optimizer(name, learning_rate, num_train_steps, num_warmup_steps):
     if name == "lamb":
         return Lamb(schedule)
     raise ValueError("--optimizer=%s is not supported; expected one of %s." % (name, ", ".join(OPTIMIZERS)))
+
+
+def build_optimizer(optimizer, variables):
+    """Creates the slots of `variables` now (a resume restores them before the first step).
+
+    Through a LossScaleOptimizer too: the legacy one, which wraps LAMB under
+    float16, has no `build` of its own.
+    """
+    getattr(optimizer, "inner_optimizer", optimizer).build(variables)
+    return optimizer
+
+
+def current_learning_rate(optimizer):
+    """The learning rate of the next step, as a Python float.
+
+    The new-API optimizers evaluate their schedule when asked; the legacy
+    LAMB returns the schedule itself.
+    """
+    inner = getattr(optimizer, "inner_optimizer", optimizer)
+    rate = inner.learning_rate
+    if isinstance(rate, tf_keras.optimizers.schedules.LearningRateSchedule):
+        rate = rate(inner.iterations)
+    return float(tf.convert_to_tensor(rate))
 
 
 def optimizer_slots(optimizer, variable):

@@ -1,9 +1,13 @@
 """AdamWeightDecay and the schedule against a NumPy transcription of the original."""
 
+import re
+
 import numpy as np
 import pytest
 import tensorflow as tf
+import tf_keras
 
+import modeling
 from training import optimization
 
 
@@ -65,23 +69,89 @@ def test_adamw_matches_original_update():
     assert sorted(slots) == ["adam_m", "adam_v"] and slots["adam_m"].shape == (3, 4)
 
 
-def test_weight_decay_exclusions_follow_original_names():
-    assert optimization.uses_weight_decay("bert/encoder/layer_0/attention/self/query/kernel")
-    assert optimization.uses_weight_decay("bert/embeddings/word_embeddings")
-    assert optimization.uses_weight_decay("cls/seq_relationship/output_weights")
-    assert not optimization.uses_weight_decay("bert/encoder/layer_0/output/LayerNorm/gamma")
-    assert not optimization.uses_weight_decay("cls/predictions/output_bias")
-    assert not optimization.uses_weight_decay("bert_pretraining/bert/layer_0/self_attention_layer_norm/beta:0")
+def _original_decays(name):
+    """The original's rule: no weight decay for LayerNorm and bias variables."""
+    return not any(re.search(p, name) for p in ("LayerNorm", "layer_norm", "bias"))
 
 
-def test_lamb_builds_and_exposes_original_slots():
+@pytest.mark.parametrize("name", ["adamw", "lamb"])
+@pytest.mark.parametrize("model_class", ["pretraining", "classifier", "squad"])
+def test_weight_decay_exclusions_on_the_real_model(name, model_class):
+    """With zero gradients only weight decay moves a variable: exactly the decayed ones move."""
+    config = modeling.BertConfig(vocab_size=30, hidden_size=8, num_hidden_layers=2,
+                                 num_attention_heads=2, intermediate_size=12)
+    model = modeling.build_model({
+        "pretraining": lambda: modeling.BertPretrainingModel(config),
+        "classifier": lambda: modeling.BertClassifierModel(config, 3),
+        "squad": lambda: modeling.BertSquadModel(config),
+    }[model_class]())
+    entries = modeling.original_variables(model)
+    for entry in entries.values():  # Nonzero everywhere, so that decay shows.
+        entry.variable.assign(tf.fill(entry.variable.shape, 0.5))
+    optimizer = optimization.create_optimizer(name, 0.1, num_train_steps=10, num_warmup_steps=0)
+    variables = [entry.variable for entry in entries.values()]
+    optimization.build_optimizer(optimizer, variables)
+    optimizer.apply_gradients([(tf.zeros_like(v), v) for v in variables])
+    moved = {n for n, e in entries.items() if not np.all(e.variable.numpy() == 0.5)}
+    decayed = {n for n in entries if _original_decays(n)}
+    assert moved == decayed
+    assert "bert/encoder/layer_1/attention/self/query/kernel" in decayed
+    assert "bert/encoder/layer_1/output/LayerNorm/gamma" not in decayed
+
+
+def _numpy_lamb(params, grads_per_step, decay_names, lr_fn):
+    """LAMB (You et al., 2019) as Model Garden implements it, with the original's clipping."""
+    m = {k: np.zeros_like(v, np.float64) for k, v in params.items()}
+    v = {k: np.zeros_like(x, np.float64) for k, x in params.items()}
+    params = {k: x.astype(np.float64) for k, x in params.items()}
+    for step, grads in enumerate(grads_per_step):
+        norm = np.sqrt(sum((g.astype(np.float64) ** 2).sum() for g in grads.values()))
+        scale = 1.0 / max(norm, 1.0)
+        for k in params:
+            g = grads[k] * scale
+            m[k] = 0.9 * m[k] + 0.1 * g
+            v[k] = 0.999 * v[k] + 0.001 * g * g
+            update = (m[k] / (1 - 0.9 ** (step + 1))) / (np.sqrt(v[k] / (1 - 0.999 ** (step + 1))) + 1e-6)
+            ratio = 1.0
+            if k in decay_names:  # Layer adaptation has the same exclusions.
+                update = update + 0.01 * params[k]
+                w_norm, u_norm = np.linalg.norm(params[k]), np.linalg.norm(update)
+                ratio = w_norm / u_norm if w_norm > 0 and u_norm > 0 else 1.0
+            params[k] = params[k] - lr_fn(step) * ratio * update
+    return params
+
+
+def test_lamb_matches_a_numpy_transcription():
+    rng = np.random.RandomState(1)
+    init = {
+        "layer/dense/kernel": rng.randn(3, 4).astype(np.float32),
+        "layer/dense/bias": rng.randn(4).astype(np.float32),
+        "layer/LayerNorm/gamma": rng.randn(4).astype(np.float32),
+    }
+    variables = {k: tf.Variable(v, name=k) for k, v in init.items()}
+    steps = [{k: (rng.randn(*v.shape) * s).astype(np.float32) for k, v in init.items()} for s in (0.1, 3.0, 0.5, 5.0)]
+    optimizer = optimization.create_optimizer("lamb", 1e-2, num_train_steps=6, num_warmup_steps=2)
+    optimization.build_optimizer(optimizer, list(variables.values()))
+    for grads in steps:
+        optimizer.apply_gradients([(tf.constant(grads[k]), variables[k]) for k in init])
+    expected = _numpy_lamb(init, steps, {"layer/dense/kernel"}, lambda s: _original_lr(s, 1e-2, 6, 2))
+    for k in init:
+        np.testing.assert_allclose(variables[k].numpy(), expected[k], rtol=1e-5, atol=1e-6, err_msg=k)
+    assert optimization.current_learning_rate(optimizer) == pytest.approx(_original_lr(4, 1e-2, 6, 2))
+
+
+@pytest.mark.parametrize("name", ["adamw", "lamb"])
+def test_build_optimizer_creates_slots_before_the_first_step(name):
+    """A resume assigns the slots before any step: they must exist (float16's wrapper too)."""
     variable = tf.Variable(np.ones((2, 2), np.float32), name="dense/kernel")
-    optimizer = optimization.create_optimizer("lamb", 1e-3, 10, 0)
-    optimizer.apply_gradients([(tf.ones((2, 2)), variable)])
-    assert sorted(optimization.optimizer_slots(optimizer, variable)) == ["adam_m", "adam_v"]
-    assert not np.allclose(variable.numpy(), 1.0)
-
-
+    for wrap in (False, True):
+        optimizer = optimization.create_optimizer(name, 1e-3, 10, 0)
+        if wrap:
+            optimizer = tf_keras.mixed_precision.LossScaleOptimizer(optimizer)
+        optimization.build_optimizer(optimizer, [variable])
+        slots = optimization.optimizer_slots(optimizer, variable)
+        assert sorted(slots) == ["adam_m", "adam_v"] and slots["adam_m"].shape == (2, 2)
+        assert optimization.current_learning_rate(optimizer) == pytest.approx(1e-3)
 def test_unknown_optimizer():
     with pytest.raises(ValueError, match="--optimizer=sgd is not supported; expected one of adamw, lamb"):
         optimization.create_optimizer("sgd", 1e-3, 10, 0)

@@ -188,3 +188,15 @@ def test_checkpoints_keep_the_newest_five(data_dir, tmp_path):
     assert kept == [3, 4, 5, 6, 7]
     states = sorted(os.listdir(output / training_checkpoint.STATE_DIRECTORY))
     assert states == sorted("ckpt-%d.%s" % (s, ext) for s in kept for ext in ("index", "data-00000-of-00001"))
+
+
+def test_lamb_pretrains(data_dir, tmp_path):
+    """--optimizer=lamb: the loss falls, and the checkpoint holds LAMB's moments under the original slot names."""
+    start = pretraining.run(_options(data_dir, tmp_path / "untrained", num_train_steps=1, learning_rate=0.0,
+                                     num_warmup_steps=0, save_checkpoints_steps=1, do_eval=True))
+    results = pretraining.run(_options(data_dir, tmp_path / "out", do_eval=True, optimizer="lamb",
+                                       num_train_steps=60, learning_rate=1e-2))
+    assert results["masked_lm_loss"] < start["masked_lm_loss"] - 0.5
+    shapes = dict(tf.train.list_variables(str(tmp_path / "out" / "model.ckpt-60")))
+    assert shapes["bert/encoder/layer_0/attention/self/query/kernel/adam_m"] == [32, 48]
+    assert shapes["cls/predictions/output_bias/adam_v"] == [VOCAB]

@@ -22,7 +22,7 @@ from absl import logging
 import modeling
 from modeling import seeded_init, tf1_checkpoint
 from training import freezing, precision, training_checkpoint
-from training.optimization import create_optimizer
+from training.optimization import build_optimizer, create_optimizer, current_learning_rate
 
 # Fault injection for the resume tests: SIGKILL ourselves after this step.
 KILL_AFTER_STEP_ENV = "BERT_TF2_TEST_KILL_AFTER_STEP"
@@ -114,8 +114,7 @@ class Trainer:
             optimizer = create_optimizer(
                 spec.optimizer, spec.learning_rate, spec.num_train_steps, spec.num_warmup_steps
             )
-            self.optimizer = precision.wrap_optimizer(optimizer, spec.dtype)
-            self.optimizer.build(self.variables)
+            self.optimizer = build_optimizer(precision.wrap_optimizer(optimizer, spec.dtype), self.variables)
 
     def make_loop(self, task):
         model, optimizer, strategy = self.model, self.optimizer, self.strategy
@@ -245,8 +244,7 @@ def train(spec, strategy, task):
                 "The loss became %s between steps %d and %d; stopping. The last good "
                 "checkpoint is %s." % (losses[0], previous, step, last_saved or "none")
             )
-        learning_rate = float(optimizer.learning_rate.numpy()) if hasattr(
-            optimizer.learning_rate, "numpy") else float(optimizer.learning_rate)
+        learning_rate = current_learning_rate(optimizer)
         examples_per_second = (step - previous) * spec.train_batch_size / max(elapsed, 1e-9)
         logging.info(
             "step %d/%d: %s, learning_rate = %.3g, examples/s = %.1f",
