@@ -4,7 +4,7 @@
 `training.pretraining.pretraining_task` (BertPretrainingModel, the original
 losses) with an in-memory dataset, built by `training.trainer.Trainer` under a
 OneDeviceStrategy, optimizer and freezing plan as in `trainer.train`, and the
-loop of `Trainer.make_loop`: `loop(iterator, tf.constant(n))` runs n steps in
+loop of `Trainer.make_loop()`: `loop(iterator, tf.constant(n))` runs n steps in
 one tf.function call, as with --iterations_per_loop=n.
 
 "baseline" is a plain Model Garden step at the same shapes:
@@ -153,11 +153,12 @@ def build_ours(s, dtype):
     """run_pretraining's step: returns (loop, model, dataset)."""
     import dataclasses
 
-    from training import distribution, freezing, precision, pretraining
+    from training import distribution, pretraining, run_setup
     from training import trainer as trainer_lib
+    from training.training_options import Schedule, TrainingOptions
 
     dataset = make_dataset(s)
-    precision.set_dtype(dtype)
+    _set_dtype(dtype)
     try:
         config = _bert_config(s)
         # The real task, with an in-memory dataset instead of TFRecord files.
@@ -165,21 +166,26 @@ def build_ours(s, dtype):
             pretraining.pretraining_task(None, config, []),
             make_dataset=lambda batch_size, context: dataset,
         )
-        spec = trainer_lib.TrainingSpec(
-            output_dir=tempfile.gettempdir(), init_checkpoint=None,
-            train_batch_size=s["train_batch_size"], learning_rate=_LEARNING_RATE,
-            num_train_steps=_NUM_TRAIN_STEPS, num_warmup_steps=_NUM_WARMUP_STEPS,
-            save_checkpoints_steps=_NUM_TRAIN_STEPS, iterations_per_loop=s["steps_per_round"],
-            random_seed=s["model_seed"], dtype=dtype,
+        options = TrainingOptions(
+            output_dir=tempfile.mkdtemp(), train_batch_size=s["train_batch_size"],
+            learning_rate=_LEARNING_RATE, save_checkpoints_steps=_NUM_TRAIN_STEPS,
+            iterations_per_loop=s["steps_per_round"], random_seed=s["model_seed"], dtype=dtype,
         )
-        strategy = distribution.get_strategy("one_device")
-        trainer = trainer_lib.Trainer(spec, strategy, task.build_model)
-        plan = freezing.make_plan(trainer.model, "", "", ())
-        trainer.prepare_training(plan)
-        loop = trainer.make_loop(task)
+        trainer = trainer_lib.Trainer(
+            options, Schedule(_NUM_TRAIN_STEPS, _NUM_WARMUP_STEPS),
+            distribution.get_strategy(options), task, run_setup.bert_freezer(options, config))
+        loop = trainer.make_loop()
     finally:
-        precision.set_dtype("float32")
+        _set_dtype("float32")
     return loop, trainer.model, task.make_dataset(s["train_batch_size"], None)
+
+
+def _set_dtype(dtype):
+    """The global Keras policy of --dtype, as run_pretraining.py sets it."""
+    import tensorflow as tf
+    from official.modeling import performance
+
+    performance.set_mixed_precision_policy(tf.as_dtype(dtype))
 
 
 def build_baseline(s, dtype):
@@ -189,10 +195,8 @@ def build_baseline(s, dtype):
     from official.nlp import optimization as garden_optimization
     from official.nlp.modeling import layers, networks
 
-    from training import precision
-
     dataset = make_dataset(s)
-    precision.set_dtype(dtype)
+    _set_dtype(dtype)
     try:
         config = _bert_config(s)
         initializer = tf_keras.initializers.TruncatedNormal(stddev=config.initializer_range)
@@ -228,7 +232,7 @@ def build_baseline(s, dtype):
                 masked_lm_logits=masked_lm(encoded["sequence_output"], masked_positions=positions),
                 next_sentence_logits=next_sentence(encoded["pooled_output"])))
     finally:
-        precision.set_dtype("float32")
+        _set_dtype("float32")
 
     schedule = garden_optimization.WarmUp(
         initial_learning_rate=_LEARNING_RATE,

@@ -5,6 +5,7 @@ pre-trained `modeling.BertModel` in inference mode and writes the chosen
 encoder layers' activations of every real token as JSON lines.
 """
 
+from feature_extraction.feature_extractor import ExtractFeaturesOptions
 from feature_extraction.feature_extractor import FeatureExtractor
 from feature_extraction.feature_extractor import InputExample
 from feature_extraction.feature_extractor import InputFeatures
@@ -16,10 +17,12 @@ from feature_extraction.feature_extractor import load_encoder
 from feature_extraction.feature_extractor import parse_layers
 from feature_extraction.feature_extractor import read_examples
 from feature_extraction.feature_extractor import run
+from feature_extraction.feature_extractor import run_from_options
 from feature_extraction.feature_extractor import truncate_seq_pair
 from feature_extraction.feature_extractor import write_features
 
 __all__ = [
+    "ExtractFeaturesOptions",
     "FeatureExtractor",
     "InputExample",
     "InputFeatures",
@@ -31,6 +34,7 @@ __all__ = [
     "parse_layers",
     "read_examples",
     "run",
+    "run_from_options",
     "truncate_seq_pair",
     "write_features",
 ]

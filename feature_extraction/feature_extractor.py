@@ -13,6 +13,7 @@ Everything works on any `tokenizer` with the original `tokenize(text)` and
 """
 
 import collections
+import dataclasses
 import json
 import re
 
@@ -21,6 +22,9 @@ import tensorflow as tf
 from absl import logging
 
 import modeling
+import tokenization
+from options import option
+from training import distribution, run_setup
 
 # The original's pair syntax: the last " ||| " wins because `(.*)` is greedy.
 _PAIR_PATTERN = re.compile(r"^(.*) \|\|\| (.*)$")
@@ -384,3 +388,42 @@ def run(
     count = write_features(output_file, features, extractor, batch_size)
     logging.info("Wrote features of %d examples to %s.", count, output_file)
     return count
+
+
+@dataclasses.dataclass(kw_only=True)
+class ExtractFeaturesOptions(run_setup.BertConfigOptions, distribution.TpuOptions):
+    """The extract_features.py flags: the original's (the TPU ones accepted, without effect), and --head_size."""
+
+    input_file: str = option(help="Text file, one example per line; `a ||| b` for a pair.")
+    output_file: str = option(help="JSON-lines file to write, one line per example.")
+    layers: str = option("-1,-2,-3,-4", "Comma-separated encoder layer indexes; -1 is the last layer.")
+    max_seq_length: int = option(
+        128, "Maximum tokens per example after WordPiece; longer is truncated.")
+    init_checkpoint: str = option(help="Pre-trained checkpoint (prefix or directory), original layout.")
+    vocab_file: str = option(help="Vocabulary file the model was trained with.")
+    do_lower_case: bool = option(
+        True, "Lower-case the input: True for uncased models, False for cased.")
+    batch_size: int = option(32, "Batch size for predictions.", minimum=1)
+    use_one_hot_embeddings: bool = option(
+        False, "No-op (a TPU option of the original); kept for command-line compatibility.")
+
+    def validate(self):
+        if self.use_tpu:
+            raise ValueError("--use_tpu is not supported by extract_features.py: extraction runs on "
+                             "the local device.")
+        super().validate()
+
+
+def run_from_options(options):
+    """extract_features.py: checks the flags, then `run`.
+
+    Returns:
+      int, the number of examples written.
+    """
+    options.validate()
+    tokenization.validate_case_matches_checkpoint(options.do_lower_case, options.init_checkpoint)
+    bert_config = run_setup.effective_config(options)
+    layer_indexes = parse_layers(options.layers, bert_config.num_hidden_layers)
+    tokenizer = tokenization.FullTokenizer(vocab_file=options.vocab_file, do_lower_case=options.do_lower_case)
+    return run(options.input_file, options.output_file, bert_config, options.init_checkpoint, tokenizer,
+               layer_indexes, options.max_seq_length, options.batch_size)

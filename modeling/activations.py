@@ -1,38 +1,21 @@
-"""Activations named as in `bert_config.json` `hidden_act`.
+"""`hidden_act` names of bert_config.json -> activation functions, through Model Garden's tf_utils.
 
-"gelu" is the original BERT's tanh approximation; released checkpoints were
-trained with it. "gelu_exact" is the erf form, for checkpoints trained
-elsewhere with it (e.g. Model Garden's default).
+"gelu" is the original BERT's tanh approximation, which released checkpoints
+were trained with (Model Garden's "gelu" is the same). "gelu_exact", the erf
+form, has no name there, so it is our one addition.
 """
 
+import functools
+
 import tensorflow as tf
-
-
-def gelu(x):
-    """The original BERT's GELU: 0.5x(1 + tanh(sqrt(2/pi)(x + 0.044715x^3)))."""
-    return tf.nn.gelu(x, approximate=True)
-
-
-def gelu_exact(x):
-    """GELU with the exact Gaussian CDF: 0.5x(1 + erf(x / sqrt(2)))."""
-    return tf.nn.gelu(x, approximate=False)
-
-
-def linear(x):
-    return x
-
-
-_ACTIVATIONS = {
-    "gelu": gelu,
-    "gelu_exact": gelu_exact,
-    "relu": tf.nn.relu,
-    "tanh": tf.tanh,
-    "linear": linear,
-}
-
+from official.modeling import activations as garden_activations
+from official.modeling import tf_utils
 
 # The `hidden_act` values a config may name.
-NAMES = tuple(_ACTIVATIONS)
+NAMES = ("gelu", "gelu_exact", "relu", "tanh", "linear")
+
+gelu = garden_activations.gelu
+gelu_exact = functools.partial(tf.nn.gelu, approximate=False)
 
 
 def get_activation(name):
@@ -41,10 +24,6 @@ def get_activation(name):
     Raises:
       ValueError: for a name the original config format does not know.
     """
-    try:
-        return _ACTIVATIONS[name]
-    except KeyError:
-        raise ValueError(
-            "Unsupported activation %r; expected one of %s."
-            % (name, ", ".join(sorted(_ACTIVATIONS)))
-        ) from None
+    if name not in NAMES:
+        raise ValueError("Unsupported activation %r; expected one of %s." % (name, ", ".join(sorted(NAMES))))
+    return gelu_exact if name == "gelu_exact" else tf_utils.get_activation(name)

@@ -12,6 +12,8 @@ axis in both, so a reshape converts exactly, for any head size.
 """
 
 import collections
+import types
+import weakref
 
 # Model Garden TransformerEncoderBlock weight suffix -> original name under
 # bert/encoder/layer_<i>/.
@@ -108,12 +110,22 @@ def encoder_variables(bert):
     return names
 
 
+# The map is built once per model: a training run consults it many times.
+_CACHE = weakref.WeakKeyDictionary()
+
+
 def original_variables(model):
-    """{original name: OriginalVariable} for a `BertModel` or a task model.
+    """{original name: OriginalVariable} for a `BertModel` or a task model (read-only).
 
     A task model has a `bert` encoder and a `head_variables()` method giving
     its heads' variables under their original names.
     """
+    if model not in _CACHE:
+        _CACHE[model] = types.MappingProxyType(_build_original_variables(model))
+    return _CACHE[model]
+
+
+def _build_original_variables(model):
     if hasattr(model, "head_variables"):
         names = encoder_variables(model.bert)
         for name, variable in model.head_variables().items():

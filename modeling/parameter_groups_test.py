@@ -1,10 +1,11 @@
-"""Parameter groups, selectors and the parameter report."""
+"""BERT's parameter-group table: every variable's group, selectors and the report over it."""
 
 import numpy as np
 import pytest
 
 import modeling
-from modeling import parameter_groups
+from freezing import format_report
+from modeling.parameter_groups import BERT_PARAMETER_GROUPS as GROUPS
 from modeling.parameter_count import count_parameters
 
 CONFIG = modeling.BertConfig(
@@ -35,13 +36,13 @@ def names():
     ],
 )
 def test_variable_group(name, group):
-    assert parameter_groups.variable_group(name) == group
+    assert GROUPS.group_of(name) == group
 
 
 def test_every_model_variable_has_a_group(names):
     counts = {}
     for name in names:
-        group, _ = parameter_groups.variable_group(name)
+        group, _ = GROUPS.group_of(name)
         counts[group] = counts.get(group, 0) + 1
     # embeddings 5; attention 10 and ffn 6 per layer; pooler 2; heads 7.
     assert counts == {"embeddings": 5, "attention": 30, "ffn": 18, "pooler": 2, "heads": 7}
@@ -49,7 +50,7 @@ def test_every_model_variable_has_a_group(names):
 
 def test_selectors(names):
     def chosen(text):
-        return parameter_groups.select(names, parameter_groups.parse_selectors(text), num_layers=3)
+        return GROUPS.select(names, GROUPS.parse_selectors(text), num_layers=3)
 
     assert len(chosen("attention")) == 30
     assert all("/layer_1/" in n for n in chosen("attention:1"))
@@ -66,6 +67,7 @@ def test_selectors(names):
     "text, message",
     [
         ("attenton", r"--freeze: unknown parameter group 'attenton' in 'attenton'; expected one of embeddings, attention"),
+        ("atention", r"expected one of embeddings, attention, ffn, pooler, heads, or re:<regex> \(did you mean attention\?\)"),
         ("pooler:1", r"--freeze: 'pooler:1': only attention and ffn have layers"),
         ("ffn:a-b", r"--freeze: 'ffn:a-b': layers must be N or N-M"),
         ("ffn:3-1", r"the range is empty"),
@@ -74,19 +76,24 @@ def test_selectors(names):
 )
 def test_selector_errors(text, message):
     with pytest.raises(ValueError, match=message):
-        parameter_groups.parse_selectors(text)
+        GROUPS.parse_selectors(text)
 
 
 def test_selector_beyond_model_layers(names):
-    with pytest.raises(ValueError, match=r"--reinit: 'attention:5' matches no variable of this model \(the model has layers 0-2\)"):
-        parameter_groups.select(names, parameter_groups.parse_selectors("attention:5", "--reinit"), "--reinit", 3)
+    message = r"--reinit: 'attention:5' matches no variable of this model \(the model has layers 0-2\)"
+    with pytest.raises(ValueError, match=message):
+        GROUPS.select(names, GROUPS.parse_selectors("attention:5", "--reinit"), "--reinit", 3)
+    # Given the layer count, the parser refuses it before any model exists.
+    with pytest.raises(ValueError, match=message):
+        GROUPS.parse_selectors("attention:5", "--reinit", num_layers=3)
+    assert len(GROUPS.parse_selectors("attention:2", "--reinit", num_layers=3)) == 1
 
 
 def test_report_counts_match_count_parameters(names):
     model = modeling.build_model(modeling.BertModel(CONFIG))
     sizes = {n: int(np.prod(e.shape)) for n, e in modeling.original_variables(model).items()}
-    frozen = set(parameter_groups.select(list(sizes), parameter_groups.parse_selectors("embeddings,ffn:1")))
-    report = parameter_groups.parameter_report(sizes, frozen)
+    frozen = set(GROUPS.select(list(sizes), GROUPS.parse_selectors("embeddings,ffn:1")))
+    report = GROUPS.report(sizes, frozen)
     counts = count_parameters(CONFIG)
     for group in ("embeddings", "attention", "ffn", "pooler"):
         assert report["groups"][group]["parameters"] == counts[group]
@@ -96,5 +103,5 @@ def test_report_counts_match_count_parameters(names):
     assert report["layers"]["attention:2"]["frozen"] == 0
     assert report["total"] == counts["total"]
     assert report["trainable_share"] == pytest.approx(1 - (counts["embeddings"] + counts["ffn_per_layer"]) / counts["total"])
-    text = parameter_groups.format_report(report)
+    text = format_report(report)
     assert "ffn:1" in text and "trainable share" in text

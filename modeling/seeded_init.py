@@ -1,28 +1,18 @@
-"""Seeded initialisation: each variable a pure function of (seed, name, shape, initializer).
-
-Keras draws initial values from a stream whose position depends on creation
-order; here every variable is drawn on its own from a counter-based (Philox)
-stateless generator keyed by the seed and its original checkpoint name, in its
-original checkpoint shape. The values are then the same across runs, worker
-counts and machines, which makes frozen random weights regenerable: a
-checkpoint may leave them out and list them in a manifest (seed, initializer,
-shape, checksum) instead (`--save_frozen=seed`), as Bogoychev (2021) suggests.
+"""BERT's seeded initialisation: the original initializers, drawn by name.
 
 Initializers follow the original BERT: LayerNorm gamma ones, LayerNorm beta and
 biases zeros, everything else truncated normal with stddev initializer_range
 (0.02 for the classifier and SQuAD output weights, fixed in the original).
+Each value is drawn on its own from (seed, original name), see
+freezing/seeded_values.py, so runs are reproducible from `--random_seed` and
+frozen random tensors can be regenerated instead of saved.
 """
 
-import hashlib
-import json
+import functools
 
-import numpy as np
-import tensorflow as tf
-
+from freezing import seeded_values
 from modeling.checkpoint_names import original_variables
 
-GENERATOR = "tf.random.stateless_truncated_normal(Philox), seed=[random_seed, sha256(name)[:4]]"
-MANIFEST_SUFFIX = ".frozen.json"
 _FIXED_STDDEV_HEADS = ("output_weights", "cls/squad/output_weights")
 
 
@@ -37,86 +27,19 @@ def initializer_of(name, initializer_range):
     return "truncated_normal", initializer_range
 
 
-def _name_seed(name):
-    return int.from_bytes(hashlib.sha256(name.encode("utf-8")).digest()[:4], "little") & 0x7FFFFFFF
-
-
-def seeded_value(name, shape, kind, stddev, seed):
-    """The initial value (float32 numpy array of `shape`, the original layout)."""
-    if kind == "ones":
-        return np.ones(shape, np.float32)
-    if kind == "zeros":
-        return np.zeros(shape, np.float32)
-    if kind != "truncated_normal":
-        raise ValueError("Unknown initializer %r for %s." % (kind, name))
-    value = tf.random.stateless_truncated_normal(
-        list(shape), seed=[seed, _name_seed(name)], stddev=stddev, dtype=tf.float32
-    )
-    return value.numpy()
-
-
-def checksum(value):
-    """sha256 of the float32 bytes, C order."""
-    return hashlib.sha256(np.ascontiguousarray(value, np.float32).tobytes()).hexdigest()
+def initializers(config):
+    """name -> (kind, stddev) for a BertConfig."""
+    return functools.partial(initializer_of, initializer_range=config.initializer_range)
 
 
 def initialize(model, seed, names=None):
-    """Assigns seeded initial values to a built model's variables.
+    """Assigns seeded initial values to a built BERT model's variables.
 
     Args:
       model: a built BertModel or task model.
       seed: int, --random_seed.
-      names: optional iterable of original names (e.g. --reinit); default all.
+      names: optional iterable of original names; default all.
     """
-    entries = original_variables(model)
-    initializer_range = model.config.initializer_range
-    for name in names if names is not None else entries:
-        entry = entries[name]
-        kind, stddev = initializer_of(name, initializer_range)
-        value = seeded_value(name, entry.shape, kind, stddev, seed)
-        entry.variable.assign(entry.from_original(value))
-
-
-def manifest(model, names, seed):
-    """A manifest describing how to regenerate `names` (their current values)."""
-    entries = original_variables(model)
-    variables = {}
-    for name in names:
-        entry = entries[name]
-        kind, stddev = initializer_of(name, model.config.initializer_range)
-        value = entry.to_original(entry.variable.numpy())
-        variables[name] = dict(initializer=kind, stddev=stddev, shape=list(entry.shape), sha256=checksum(value))
-    return {"random_seed": seed, "generator": GENERATOR, "variables": variables}
-
-
-def write_manifest(checkpoint_prefix, content):
-    with tf.io.gfile.GFile(checkpoint_prefix + MANIFEST_SUFFIX, "w") as f:
-        f.write(json.dumps(content, indent=2, sort_keys=True) + "\n")
-
-
-def read_manifest(checkpoint_prefix):
-    """The manifest beside a checkpoint, or None."""
-    path = checkpoint_prefix + MANIFEST_SUFFIX
-    if not tf.io.gfile.exists(path):
-        return None
-    with tf.io.gfile.GFile(path) as f:
-        return json.load(f)
-
-
-def regenerate(content, name, path=""):
-    """Regenerates one manifest entry and verifies its checksum.
-
-    Raises:
-      ValueError: when the regenerated tensor's checksum differs, naming the
-        variable (a different random generator, or a tampered manifest).
-    """
-    spec = content["variables"][name]
-    value = seeded_value(name, tuple(spec["shape"]), spec["initializer"], spec["stddev"], content["random_seed"])
-    if checksum(value) != spec["sha256"]:
-        raise ValueError(
-            "Regenerating frozen variable %s from seed %d (manifest %s) gives a different "
-            "tensor: checksum %s, manifest says %s. The checkpoint needs the same random "
-            "generator (%s)." % (name, content["random_seed"], path + MANIFEST_SUFFIX,
-                                 checksum(value)[:16], spec["sha256"][:16], GENERATOR)
-        )
-    return value
+    variables = original_variables(model)
+    seeded_values.assign_seeded(variables, variables if names is None else names, seed,
+                                initializers(model.config))

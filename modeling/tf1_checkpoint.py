@@ -15,7 +15,7 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
-from modeling import seeded_init
+from freezing import seeded_values
 from modeling.checkpoint_names import original_variables
 
 # Training state that the original's checkpoints carry and model init ignores.
@@ -62,7 +62,7 @@ def checkpoint_variable_names(checkpoint_path):
     """The model variable names a checkpoint holds (or regenerates), training state excluded."""
     path = resolve_checkpoint(checkpoint_path)
     names = {name for name, _ in tf.train.list_variables(path)}
-    manifest = seeded_init.read_manifest(path)
+    manifest = seeded_values.read_manifest(path)
     if manifest:
         names |= set(manifest["variables"])
     return sorted(n for n in names if not is_training_state(n))
@@ -94,7 +94,7 @@ def load_checkpoint(model, checkpoint_path):
     reader = tf.train.load_checkpoint(path)
     checkpoint_shapes = dict(reader.get_variable_to_shape_map())
     targets = original_variables(model)
-    manifest = seeded_init.read_manifest(path)
+    manifest = seeded_values.read_manifest(path)
     by_seed = set()
     if manifest:
         for name, spec in manifest["variables"].items():
@@ -122,7 +122,7 @@ def load_checkpoint(model, checkpoint_path):
             missing.append(name)
             continue
         if name in by_seed:
-            value = seeded_init.regenerate(manifest, name, path)
+            value = seeded_values.regenerate(manifest, name, path)
         else:
             value = reader.get_tensor(name)
         value = entry.from_original(value)

@@ -11,7 +11,6 @@ pre-training does.
 
 import dataclasses
 import os
-from typing import Optional
 
 import numpy as np
 import tensorflow as tf
@@ -22,46 +21,29 @@ import tokenization
 from classifier_data import features as features_lib
 from classifier_data import metrics as metrics_lib
 from classifier_data import processors, submission
-from training import common_flags, run_setup
+from options import option
+from training import run_setup
 from training import trainer as trainer_lib
+from training.training_options import EvaluationOptions, FineTuningOptions
 
 
-@dataclasses.dataclass
-class ClassifierOptions(common_flags.SharedOptions):
-    """The run_classifier.py flags; see the README for each."""
+@dataclasses.dataclass(kw_only=True)
+class ClassifierOptions(run_setup.BertConfigOptions, FineTuningOptions, EvaluationOptions):
+    """The run_classifier.py flags: these, and the shared ones of the base classes."""
 
-    data_dir: str
-    bert_config_file: str
-    task_name: str
-    vocab_file: str
-    output_dir: str
-    init_checkpoint: Optional[str] = None
-    do_lower_case: bool = True
-    max_seq_length: int = 128
-    do_train: bool = False
-    do_eval: bool = False
-    do_predict: bool = False
-    train_batch_size: int = 32
-    eval_batch_size: int = 8
-    predict_batch_size: int = 8
-    learning_rate: float = 5e-5
-    num_train_epochs: float = 3.0
-    warmup_proportion: float = 0.1
-    save_checkpoints_steps: int = 1000
-    iterations_per_loop: int = 1000
+    data_dir: str = option(help="The input data dir. Should contain the .tsv files (or other data "
+                           "files) for the task.")
+    task_name: str = option(help="The name of the task to train.")
+    max_seq_length: int = option(
+        128, "The maximum total input sequence length after WordPiece tokenization; longer "
+        "sequences are truncated, shorter ones padded.", minimum=1)
 
     def validate(self):
         if not (self.do_train or self.do_eval or self.do_predict):
             raise ValueError("At least one of `do_train`, `do_eval` or `do_predict' must be True.")
-        for name in ("max_seq_length", "train_batch_size", "eval_batch_size",
-                     "predict_batch_size", "save_checkpoints_steps", "iterations_per_loop"):
-            if getattr(self, name) <= 0:
-                raise ValueError("--%s=%s must be positive." % (name, getattr(self, name)))
+        super().validate()
         if self.max_seq_length < 3:
             raise ValueError("--max_seq_length=%d leaves no room for [CLS] and [SEP]." % self.max_seq_length)
-        if not 0 <= self.warmup_proportion <= 1:
-            raise ValueError("--warmup_proportion=%s must be in [0, 1]." % self.warmup_proportion)
-        self.validate_shared()
 
 
 def _model_inputs(batch):
@@ -95,8 +77,8 @@ class ClassifierRun:
         self.label_list = self.processor.get_labels()
         self.is_regression = self.processor.is_regression
         tokenization.validate_case_matches_checkpoint(options.do_lower_case, options.init_checkpoint)
-        self.config = run_setup.effective_config(
-            options.bert_config_file, options.head_size, options.max_seq_length)
+        self.config = run_setup.effective_config(options)
+        self.freezer = run_setup.bert_freezer(options, self.config)
         self.tokenizer = tokenization.FullTokenizer(options.vocab_file, options.do_lower_case)
         features_lib.check_vocab_fits_config(
             len(self.tokenizer.vocab), self.config.vocab_size, options.vocab_file)
@@ -111,19 +93,14 @@ class ClassifierRun:
             examples, self.label_list, self.options.max_seq_length, self.tokenizer, path)
         return path
 
-    def train(self, strategy):
+    def train(self, strategy, callbacks=()):
         options = self.options
         examples = self.processor.get_train_examples(options.data_dir)
         if not examples:
             raise ValueError("No training examples in %s." % options.data_dir)
-        num_train_steps = int(len(examples) / options.train_batch_size * options.num_train_epochs)
-        if num_train_steps < 1:
-            raise ValueError(
-                "%d examples, --train_batch_size=%d and --num_train_epochs=%s give no training "
-                "step." % (len(examples), options.train_batch_size, options.num_train_epochs))
-        num_warmup_steps = int(num_train_steps * options.warmup_proportion)
+        schedule = options.schedule(len(examples))
         logging.info("***** Running training: %d examples, batch size %d, %d steps *****",
-                     len(examples), options.train_batch_size, num_train_steps)
+                     len(examples), options.train_batch_size, schedule.num_train_steps)
         records = self._records(examples, "train.tf_record")
         task = trainer_lib.Task(
             build_model=self.build_model,
@@ -133,9 +110,7 @@ class ClassifierRun:
             model_inputs=_model_inputs,
             compute_losses=losses_fn(self.is_regression),
         )
-        spec = trainer_lib.TrainingSpec.from_options(
-            options, num_train_steps=num_train_steps, num_warmup_steps=num_warmup_steps)
-        return trainer_lib.train(spec, strategy, task)
+        return trainer_lib.train(options, schedule, strategy, task, self.freezer, callbacks)
 
     def _logits_fn(self, model):
         """One traced function per model; the last partial batch does not retrace."""
@@ -206,8 +181,12 @@ class ClassifierRun:
         return written
 
 
-def run(options):
+def run(options, callbacks=()):
     """Trains, evaluates and/or predicts as the flags say.
+
+    Args:
+      options: ClassifierOptions.
+      callbacks: passed to the training loop (trainer.train).
 
     Returns:
       dict: eval results by file name (with --do_eval) and the predict files
@@ -215,7 +194,7 @@ def run(options):
     """
     classifier = ClassifierRun(options)
     strategy = run_setup.prepare(options, classifier.config)
-    trainer = classifier.train(strategy) if options.do_train else None
+    trainer = classifier.train(strategy, callbacks) if options.do_train else None
     outcome = {}
     if options.do_eval or options.do_predict:
         model, step = run_setup.model_to_evaluate(options, strategy, classifier.build_model, trainer)

@@ -1,35 +1,46 @@
 """`--distribution_strategy` and the original TPU flags -> a tf.distribute.Strategy."""
 
+import dataclasses
+from typing import Optional
+
 import tensorflow as tf
 from absl import logging
 from official.common import distribute_utils
 
+from options import Options, option
+
 STRATEGIES = ("one_device", "mirrored", "multi_worker_mirrored", "tpu")
 
 
-def get_strategy(distribution_strategy="one_device", use_tpu=False, tpu_name=None,
-                 tpu_zone=None, gcp_project=None, master=None):
-    """Builds the strategy.
+@dataclasses.dataclass(kw_only=True)
+class TpuOptions(Options):
+    """The original's TPU flags."""
 
-    Args:
-      distribution_strategy: one of STRATEGIES.
-      use_tpu: the original flag; True means "tpu".
-      tpu_name, tpu_zone, gcp_project, master: the original TPU flags, passed
-        to the TPU cluster resolver (`master` is used when tpu_name is unset).
+    use_tpu: bool = option(False, "Whether to use TPU (same as --distribution_strategy=tpu).")
+    tpu_name: Optional[str] = option(None, "The Cloud TPU to use for training.")
+    tpu_zone: Optional[str] = option(None, "GCE zone where the Cloud TPU is located in.")
+    gcp_project: Optional[str] = option(None, "Project name for the Cloud TPU-enabled project.")
+    master: Optional[str] = option(None, "TensorFlow master URL (used when --tpu_name is unset).")
+    num_tpu_cores: int = option(8, "Kept for compatibility: TPUStrategy uses every core it finds.")
 
-    Raises:
-      ValueError: for an unknown strategy name, listing the known ones.
+
+@dataclasses.dataclass(kw_only=True)
+class DistributionOptions(TpuOptions):
+    distribution_strategy: str = option(
+        "one_device", "tf.distribute strategy: mirrored (local GPUs, else the logical CPUs), "
+        "multi_worker_mirrored (with TF_CONFIG) or tpu.", choices=STRATEGIES, new=True)
+
+
+def get_strategy(options):
+    """Builds the strategy of validated DistributionOptions.
+
+    `--use_tpu` means "tpu"; the TPU flags go to the TPU cluster resolver
+    (`--master` when `--tpu_name` is unset).
     """
-    if use_tpu:
-        distribution_strategy = "tpu"
-    if distribution_strategy not in STRATEGIES:
-        raise ValueError(
-            "--distribution_strategy=%s is not supported; expected one of %s."
-            % (distribution_strategy, ", ".join(STRATEGIES))
-        )
+    distribution_strategy = "tpu" if options.use_tpu else options.distribution_strategy
     if distribution_strategy == "tpu":
         resolver = tf.distribute.cluster_resolver.TPUClusterResolver(
-            tpu=tpu_name or master, zone=tpu_zone, project=gcp_project
+            tpu=options.tpu_name or options.master, zone=options.tpu_zone, project=options.gcp_project
         )
         tf.config.experimental_connect_to_cluster(resolver)
         tf.tpu.experimental.initialize_tpu_system(resolver)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from modeling import seeded_init
+from freezing import seeded_values
 from training import distribution
 from training.testing.pretraining_records import TINY_CONFIG, write_tiny_setup
 
@@ -65,7 +65,7 @@ def test_two_replicas_match_one(tmp_path):
         np.testing.assert_allclose(a.get_tensor(name), b.get_tensor(name), atol=2e-3, err_msg=name)
     # And both trained: the weights moved from the shared seeded initialisation.
     name = "bert/encoder/layer_1/output/dense/kernel"
-    initial = seeded_init.seeded_value(name, a.get_tensor(name).shape, "truncated_normal", 0.02, 12345)
+    initial = seeded_values.seeded_value(name, a.get_tensor(name).shape, "truncated_normal", 0.02, 12345)
     assert np.abs(a.get_tensor(name) - initial).max() > 1e-3
     assert a.get_tensor("global_step") == b.get_tensor("global_step") == 4
     results = json.loads(mirrored.stdout.split("RESULT ")[1])
@@ -74,4 +74,4 @@ def test_two_replicas_match_one(tmp_path):
 
 def test_unknown_strategy():
     with pytest.raises(ValueError, match="--distribution_strategy=ps is not supported; expected one of one_device, mirrored"):
-        distribution.get_strategy("ps")
+        distribution.DistributionOptions(distribution_strategy="ps").validate()

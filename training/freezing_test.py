@@ -9,8 +9,11 @@ import pytest
 import tensorflow as tf
 
 import modeling
+import freezing
+from freezing import seeded_values
 from modeling import seeded_init
-from training import freezing, pretraining
+from modeling.parameter_groups import BERT_PARAMETER_GROUPS
+from training import pretraining
 from training.pretraining import PretrainingOptions
 from training.testing.pretraining_records import TINY_CONFIG, write_tiny_setup
 
@@ -54,10 +57,8 @@ def test_preset_trains_only_the_rest(setup, tmp_path, preset):
     reader = _checkpoint(output, 6)
     saved = reader.get_variable_to_shape_map()
     groups = set(preset.split(","))
-    from modeling.parameter_groups import variable_group
-
     for name, value in initial.items():
-        group = variable_group(name)[0]
+        group = BERT_PARAMETER_GROUPS.group_of(name)[0]
         after = reader.get_tensor(name)
         if group in groups:
             np.testing.assert_array_equal(after, value, err_msg=name)  # bit for bit
@@ -113,14 +114,14 @@ class _Crash(Exception):
     pass
 
 
-def test_save_frozen_by_seed_leaves_tensors_out_and_regenerates_them(setup, tmp_path, monkeypatch):
+def test_save_frozen_by_seed_leaves_tensors_out_and_regenerates_them(setup, tmp_path):
     output = tmp_path / "out"
     options = _options(setup, output, freeze="ffn,embeddings", save_frozen="seed",
                        num_train_steps=6, save_checkpoints_steps=3)
     pretraining.run(options)
     prefix = str(output / "model.ckpt-3")
     saved = tf.train.load_checkpoint(prefix).get_variable_to_shape_map()
-    manifest = seeded_init.read_manifest(prefix)
+    manifest = seeded_values.read_manifest(prefix)
     frozen = sorted(manifest["variables"])
     assert frozen and all(name not in saved for name in frozen)
     assert "bert/embeddings/word_embeddings" in frozen
@@ -136,30 +137,28 @@ def test_save_frozen_by_seed_leaves_tensors_out_and_regenerates_them(setup, tmp_
         np.testing.assert_array_equal(entries[name].to_original(entries[name].variable.numpy()), initial[name])
 
     # Resuming from a seed-saved checkpoint continues exactly as an uninterrupted run.
+    # (Loops of 2 steps, so that a loop ends at step 4, past the checkpoint at 3.)
+    runs = dict(freeze="ffn,embeddings", save_frozen="seed", num_train_steps=6,
+                save_checkpoints_steps=3, iterations_per_loop=2)
     straight = tmp_path / "straight"
-    pretraining.run(_options(setup, straight, freeze="ffn,embeddings", save_frozen="seed",
-                             num_train_steps=6, save_checkpoints_steps=3))
+    pretraining.run(_options(setup, straight, **runs))
     resumed = tmp_path / "resumed"
-    # The run "dies" after step 4, past the checkpoint at 3 (the kill hook raises here).
-    monkeypatch.setenv(pretraining.KILL_AFTER_STEP_ENV, "4")
 
-    def crash(*_):
-        raise _Crash()
+    def crash_after_step_4(step):
+        if step == 4:
+            raise _Crash()
 
-    monkeypatch.setattr(pretraining.os, "kill", crash)
     with pytest.raises(_Crash):
-        pretraining.run(_options(setup, resumed, freeze="ffn,embeddings", save_frozen="seed",
-                                 num_train_steps=6, save_checkpoints_steps=3))
-    monkeypatch.delenv(pretraining.KILL_AFTER_STEP_ENV)
-    pretraining.run(_options(setup, resumed, freeze="ffn,embeddings", save_frozen="seed",
-                             num_train_steps=6, save_checkpoints_steps=3))
+        pretraining.run(_options(setup, resumed, **runs), callbacks=[crash_after_step_4])
+    assert tf.train.latest_checkpoint(str(resumed)).endswith("model.ckpt-3")
+    pretraining.run(_options(setup, resumed, **runs))
     a, b = _checkpoint(straight, 6), _checkpoint(resumed, 6)
     assert sorted(a.get_variable_to_shape_map()) == sorted(b.get_variable_to_shape_map())
     for name in a.get_variable_to_shape_map():
         np.testing.assert_array_equal(a.get_tensor(name), b.get_tensor(name), err_msg=name)
 
     # A tampered manifest is a clear error.
-    path = prefix + seeded_init.MANIFEST_SUFFIX
+    path = prefix + seeded_values.MANIFEST_SUFFIX
     content = json.loads(open(path).read())
     content["variables"]["bert/embeddings/word_embeddings"]["sha256"] = "0" * 64
     open(path, "w").write(json.dumps(content))
@@ -179,3 +178,11 @@ def test_bad_selector_names_the_flag(setup, tmp_path):
         pretraining.run(_options(setup, tmp_path / "out", freeze="attention:7"))
     with pytest.raises(ValueError, match="--save_frozen=disk is not supported"):
         pretraining.run(_options(setup, tmp_path / "out", save_frozen="disk"))
+
+
+def test_misspelt_group_fails_before_anything_is_built(setup, tmp_path):
+    """--freeze=atention: a one-line error listing the groups, before the model, data or output_dir."""
+    with pytest.raises(ValueError, match=r"^--freeze: unknown parameter group 'atention' in 'atention'; expected one "
+                                         r"of embeddings, attention, ffn, pooler, heads, or re:<regex> \(did you mean attention\?\)\.$"):
+        pretraining.run(_options(setup, tmp_path / "out", freeze="atention"))
+    assert not (tmp_path / "out").exists()

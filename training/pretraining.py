@@ -1,6 +1,6 @@
 """The pre-training run behind run_pretraining.py: train, resume, evaluate.
 
-`PretrainingOptions` mirrors the command line (the original flags, then ours);
+`PretrainingOptions` declares the command line (the original flags, then ours);
 `run(options)` validates them, trains the masked-LM + next-sentence task with
 the shared loop (training/trainer.py: checkpoints, exact resume, freezing) and
 writes eval_results.txt.
@@ -8,54 +8,36 @@ writes eval_results.txt.
 
 import dataclasses
 import os
-from typing import Optional
 
 import tensorflow as tf
 from absl import logging
 
 import modeling
-from training import common_flags, pretraining_input, run_setup
+from options import option
+from training import pretraining_input, run_setup
 from training import trainer as trainer_lib
 from training.pretraining_losses import PretrainingMetrics, pretraining_losses
-
-# Re-exported for the tests that inject a crash.
-KILL_AFTER_STEP_ENV = trainer_lib.KILL_AFTER_STEP_ENV
+from training.training_options import EvaluationOptions, Schedule, TrainingOptions
 
 
-@dataclasses.dataclass
-class PretrainingOptions(common_flags.SharedOptions):
-    """The run_pretraining.py flags; see the README for each."""
+@dataclasses.dataclass(kw_only=True)
+class PretrainingOptions(run_setup.BertConfigOptions, TrainingOptions, EvaluationOptions):
+    """The run_pretraining.py flags: these, and the shared ones of the base classes."""
 
-    bert_config_file: str
-    input_file: str
-    output_dir: str
-    init_checkpoint: Optional[str] = None
-    max_seq_length: int = 128
-    max_predictions_per_seq: int = 20
-    do_train: bool = False
-    do_eval: bool = False
-    train_batch_size: int = 32
-    eval_batch_size: int = 8
-    learning_rate: float = 5e-5
-    num_train_steps: int = 100000
-    num_warmup_steps: int = 10000
-    save_checkpoints_steps: int = 1000
-    iterations_per_loop: int = 1000
-    max_eval_steps: int = 100
-    # New flag of run_pretraining only.
-    optimizer: str = "adamw"
+    input_file: str = option(help="Input TF example files (can be a glob or comma separated).")
+    max_seq_length: int = option(
+        128, "The maximum total input sequence length after WordPiece tokenization; must "
+        "match the data.", minimum=1)
+    max_predictions_per_seq: int = option(
+        20, "Maximum number of masked LM predictions per sequence; must match the data.", minimum=1)
+    num_train_steps: int = option(100000, "Number of training steps.", minimum=1)
+    num_warmup_steps: int = option(10000, "Number of warmup steps.", minimum=0)
+    max_eval_steps: int = option(100, "Maximum number of eval steps.", minimum=1)
 
     def validate(self):
         if not self.do_train and not self.do_eval:
             raise ValueError("At least one of `--do_train` or `--do_eval` must be True.")
-        for name in ("max_seq_length", "max_predictions_per_seq", "train_batch_size",
-                     "eval_batch_size", "num_train_steps", "save_checkpoints_steps",
-                     "iterations_per_loop", "max_eval_steps"):
-            if getattr(self, name) <= 0:
-                raise ValueError("--%s=%s must be positive." % (name, getattr(self, name)))
-        if self.num_warmup_steps < 0:
-            raise ValueError("--num_warmup_steps=%d must be >= 0." % self.num_warmup_steps)
-        self.validate_shared()
+        super().validate()
         if self.max_predictions_per_seq > self.max_seq_length:
             raise ValueError(
                 "--max_predictions_per_seq=%d cannot exceed --max_seq_length=%d."
@@ -130,14 +112,19 @@ def evaluate(options, config, strategy, input_files, trainer=None):
     return results
 
 
-def run(options):
+def run(options, callbacks=()):
     """The whole run: validate, set up, train and/or evaluate.
+
+    Args:
+      options: PretrainingOptions.
+      callbacks: passed to the training loop (trainer.train).
 
     Returns:
       The eval results dict when --do_eval, else None.
     """
     options.validate()
-    config = run_setup.effective_config(options.bert_config_file, options.head_size, options.max_seq_length)
+    config = run_setup.effective_config(options)
+    freezer = run_setup.bert_freezer(options, config)
     input_files = pretraining_input.expand_input_files(options.input_file)
     pretraining_input.check_record_lengths(
         input_files, options.max_seq_length, options.max_predictions_per_seq
@@ -147,8 +134,8 @@ def run(options):
     trainer = None
     if options.do_train:
         trainer = trainer_lib.train(
-            trainer_lib.TrainingSpec.from_options(options), strategy,
-            pretraining_task(options, config, input_files),
+            options, Schedule(options.num_train_steps, options.num_warmup_steps), strategy,
+            pretraining_task(options, config, input_files), freezer, callbacks,
         )
     if options.do_eval:
         return evaluate(options, config, strategy, input_files, trainer)

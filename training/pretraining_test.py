@@ -109,13 +109,12 @@ def _run_subprocess(data_dir, output_dir, kill_after=None):
         "--num_train_steps=8", "--num_warmup_steps=2", "--save_checkpoints_steps=4",
         "--iterations_per_loop=2", "--random_seed=7",
     ]
-    env = dict(os.environ)
-    env.pop(pretraining.KILL_AFTER_STEP_ENV, None)
+    # The real command line, or the same flags with a crash injected after a step.
+    command = [os.path.join(ROOT, "run_pretraining.py")]
     if kill_after:
-        env[pretraining.KILL_AFTER_STEP_ENV] = str(kill_after)
+        command = ["-m", "training.testing.crash_after_step", "--crash_after_step=%d" % kill_after]
     return subprocess.run(
-        [sys.executable, os.path.join(ROOT, "run_pretraining.py")] + flags,
-        env=env, cwd=ROOT, capture_output=True, text=True, timeout=300,
+        [sys.executable] + command + flags, cwd=ROOT, capture_output=True, text=True, timeout=300,
     )
 
 
@@ -176,7 +175,7 @@ def test_non_tfrecord_input_is_a_clear_error(data_dir, tmp_path):
 
 
 def test_head_size_flag_overrides_config(data_dir, tmp_path):
-    config = run_setup.effective_config(str(data_dir / "bert_config.json"), 20, SEQ)
+    config = run_setup.effective_config(_options(data_dir, tmp_path, head_size=20))
     assert config.head_size == 20 and config.hidden_size == 32
 
 

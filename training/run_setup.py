@@ -1,34 +1,59 @@
-"""Set-up shared by the entry points: the effective config, the process, the model to evaluate."""
+"""Set-up shared by the BERT entry points: the effective config, freezing, the process, the model to evaluate."""
 
+import dataclasses
 import os
+from typing import Optional
 
 import tensorflow as tf
 import tf_keras
 from absl import logging
+from official.modeling import performance
 
 import modeling
-from modeling import tf1_checkpoint
-from training import distribution, precision, training_checkpoint
+from freezing import Freezer
+from modeling import seeded_init, tf1_checkpoint
+from modeling.parameter_groups import BERT_PARAMETER_GROUPS
+from options import Options, option
+from training import distribution, training_checkpoint
 from training import trainer as trainer_lib
 
 
-def effective_config(bert_config_file, head_size, max_seq_length):
-    """The BERT config of the run: the file's, with --head_size applied.
+@dataclasses.dataclass(kw_only=True)
+class BertConfigOptions(Options):
+    """The model of a BERT entry point: the original's config file, and our head size."""
+
+    bert_config_file: str = option(
+        help="The config json file corresponding to the pre-trained BERT model (the "
+        "architecture; its head_size key is honoured).")
+    head_size: Optional[int] = option(
+        None, "Attention head size; overrides the config's head_size.", minimum=1, new=True)
+
+
+def effective_config(options):
+    """The BERT config of the run: --bert_config_file, with --head_size applied.
+
+    Args:
+      options: BertConfigOptions with a max_seq_length.
 
     Raises:
       ValueError: when max_seq_length exceeds max_position_embeddings (the
         original's check and message).
     """
-    config = modeling.BertConfig.from_json_file(bert_config_file)
-    if head_size is not None:
-        config = config.replace(head_size=head_size)
-    if max_seq_length > config.max_position_embeddings:
+    config = modeling.BertConfig.from_json_file(options.bert_config_file)
+    if options.head_size is not None:
+        config = config.replace(head_size=options.head_size)
+    if options.max_seq_length > config.max_position_embeddings:
         raise ValueError(
             "Cannot use sequence length %d because the BERT model was only trained up "
             "to sequence length %d (--max_seq_length vs max_position_embeddings)."
-            % (max_seq_length, config.max_position_embeddings)
+            % (options.max_seq_length, config.max_position_embeddings)
         )
     return config
+
+
+def bert_freezer(options, config):
+    """The run's Freezer over BERT's parameter groups; bad selectors fail here, before any model."""
+    return Freezer(options, BERT_PARAMETER_GROUPS, config.num_hidden_layers, seeded_init.initializers(config))
 
 
 def prepare(options, config):
@@ -42,11 +67,8 @@ def prepare(options, config):
     tf_keras.utils.set_random_seed(options.random_seed)
     # Dropout draws from tf.random.Generator objects, whose state is checkpointed.
     tf_keras.backend.experimental.enable_tf_random_generator()
-    precision.set_dtype(options.dtype)
-    return distribution.get_strategy(
-        options.distribution_strategy, options.use_tpu, options.tpu_name, options.tpu_zone,
-        options.gcp_project, options.master,
-    )
+    performance.set_mixed_precision_policy(tf.as_dtype(options.dtype))
+    return distribution.get_strategy(options)
 
 
 def model_to_evaluate(options, strategy, build_model, trainer=None):
@@ -60,7 +82,7 @@ def model_to_evaluate(options, strategy, build_model, trainer=None):
         some of the model's variables.
     """
     if trainer is not None:
-        return trainer.model, int(trainer.optimizer.iterations.numpy())
+        return trainer.model, trainer.step
     model = trainer_lib.build_seeded_model(strategy, build_model, options.random_seed)
     source = training_checkpoint.latest(options.output_dir) or options.init_checkpoint
     if not source:

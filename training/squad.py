@@ -21,41 +21,39 @@ import modeling
 import squad_data
 import tokenization
 from classifier_data.features import check_vocab_fits_config
-from training import common_flags, run_setup
+from options import option
+from training import run_setup
 from training import trainer as trainer_lib
+from training.training_options import FineTuningOptions
 
 # The original shuffles the training examples with this fixed seed.
 EXAMPLE_SHUFFLE_SEED = 12345
 
 
-@dataclasses.dataclass
-class SquadOptions(common_flags.SharedOptions):
-    """The run_squad.py flags; see the README for each."""
+@dataclasses.dataclass(kw_only=True)
+class SquadOptions(run_setup.BertConfigOptions, FineTuningOptions):
+    """The run_squad.py flags: these, and the shared ones of the base classes."""
 
-    bert_config_file: str
-    vocab_file: str
-    output_dir: str
-    train_file: Optional[str] = None
-    predict_file: Optional[str] = None
-    init_checkpoint: Optional[str] = None
-    do_lower_case: bool = True
-    max_seq_length: int = 384
-    doc_stride: int = 128
-    max_query_length: int = 64
-    do_train: bool = False
-    do_predict: bool = False
-    train_batch_size: int = 32
-    predict_batch_size: int = 8
-    learning_rate: float = 5e-5
-    num_train_epochs: float = 3.0
-    warmup_proportion: float = 0.1
-    save_checkpoints_steps: int = 1000
-    iterations_per_loop: int = 1000
-    n_best_size: int = 20
-    max_answer_length: int = 30
-    verbose_logging: bool = False
-    version_2_with_negative: bool = False
-    null_score_diff_threshold: float = 0.0
+    train_file: Optional[str] = option(None, "SQuAD json for training. E.g., train-v1.1.json")
+    predict_file: Optional[str] = option(
+        None, "SQuAD json for predictions. E.g., dev-v1.1.json or test-v1.1.json")
+    max_seq_length: int = option(
+        384, "The maximum total input sequence length after WordPiece tokenization; longer "
+        "documents are split into windows.")
+    doc_stride: int = option(
+        128, "When splitting up a long document into chunks, how much stride to take between chunks.")
+    max_query_length: int = option(
+        64, "The maximum number of tokens for the question; longer questions are truncated.")
+    n_best_size: int = option(
+        20, "The total number of n-best predictions to generate in nbest_predictions.json.", minimum=1)
+    max_answer_length: int = option(
+        30, "The maximum length of an answer that can be generated.", minimum=1)
+    verbose_logging: bool = option(
+        False, "If true, all of the warnings related to data processing will be printed.")
+    version_2_with_negative: bool = option(
+        False, "If true, the SQuAD examples contain some that do not have an answer.")
+    null_score_diff_threshold: float = option(
+        0.0, "If null_score - best_non_null is greater than the threshold predict null.")
 
     def validate(self):
         """The original's validate_flags_or_throw, plus our flags."""
@@ -66,11 +64,7 @@ class SquadOptions(common_flags.SharedOptions):
         if self.do_predict and not self.predict_file:
             raise ValueError("If `do_predict` is True, then `predict_file` must be specified.")
         squad_data.check_lengths(self.max_seq_length, self.doc_stride, self.max_query_length)
-        for name in ("train_batch_size", "predict_batch_size", "n_best_size", "max_answer_length",
-                     "save_checkpoints_steps", "iterations_per_loop"):
-            if getattr(self, name) <= 0:
-                raise ValueError("--%s=%s must be positive." % (name, getattr(self, name)))
-        self.validate_shared()
+        super().validate()
 
 
 def _model_inputs(batch):
@@ -94,15 +88,15 @@ class SquadRun:
         options.validate()
         self.options = options
         tokenization.validate_case_matches_checkpoint(options.do_lower_case, options.init_checkpoint)
-        self.config = run_setup.effective_config(
-            options.bert_config_file, options.head_size, options.max_seq_length)
+        self.config = run_setup.effective_config(options)
+        self.freezer = run_setup.bert_freezer(options, self.config)
         self.tokenizer = tokenization.FullTokenizer(options.vocab_file, options.do_lower_case)
         check_vocab_fits_config(len(self.tokenizer.vocab), self.config.vocab_size, options.vocab_file)
 
     def build_model(self):
         return modeling.build_model(modeling.BertSquadModel(self.config))
 
-    def train(self, strategy):
+    def train(self, strategy, callbacks=()):
         options = self.options
         read = squad_data.read_squad_examples(
             options.train_file, is_training=True, version_2_with_negative=options.version_2_with_negative)
@@ -110,11 +104,7 @@ class SquadRun:
         if not examples:
             raise ValueError("No training examples in %s." % options.train_file)
         random.Random(EXAMPLE_SHUFFLE_SEED).shuffle(examples)
-        num_train_steps = int(len(examples) / options.train_batch_size * options.num_train_epochs)
-        if num_train_steps < 1:
-            raise ValueError(
-                "%d examples, --train_batch_size=%d and --num_train_epochs=%s give no training "
-                "step." % (len(examples), options.train_batch_size, options.num_train_epochs))
+        schedule = options.schedule(len(examples))
         records = os.path.join(options.output_dir, "train.tf_record")
         num_features = squad_data.write_features(
             examples, self.tokenizer, records, options.max_seq_length, options.doc_stride,
@@ -122,7 +112,7 @@ class SquadRun:
         logging.info(
             "***** Running training: %d examples (%d skipped), %d features, batch size %d, "
             "%d steps *****", len(examples), read.num_skipped, num_features,
-            options.train_batch_size, num_train_steps)
+            options.train_batch_size, schedule.num_train_steps)
         task = trainer_lib.Task(
             build_model=self.build_model,
             make_dataset=lambda batch_size, _: squad_data.make_dataset(
@@ -131,10 +121,7 @@ class SquadRun:
             model_inputs=_model_inputs,
             compute_losses=span_losses,
         )
-        spec = trainer_lib.TrainingSpec.from_options(
-            options, num_train_steps=num_train_steps,
-            num_warmup_steps=int(num_train_steps * options.warmup_proportion))
-        return trainer_lib.train(spec, strategy, task)
+        return trainer_lib.train(options, schedule, strategy, task, self.freezer, callbacks)
 
     def predict(self, model):
         """Writes the prediction files, and eval_results.json when answers are known."""
@@ -178,15 +165,19 @@ class SquadRun:
         return dict(files=written, metrics=metrics, predictions=predictions)
 
 
-def run(options):
+def run(options, callbacks=()):
     """Trains and/or predicts as the flags say.
+
+    Args:
+      options: SquadOptions.
+      callbacks: passed to the training loop (trainer.train).
 
     Returns:
       dict with the predict outcome (files, metrics, predictions) when --do_predict.
     """
     squad = SquadRun(options)
     strategy = run_setup.prepare(options, squad.config)
-    trainer = squad.train(strategy) if options.do_train else None
+    trainer = squad.train(strategy, callbacks) if options.do_train else None
     if not options.do_predict:
         return {}
     model, _ = run_setup.model_to_evaluate(options, strategy, squad.build_model, trainer)

@@ -1,58 +1,34 @@
 """The training loop shared by pre-training and fine-tuning.
 
-`train(spec, strategy, task)` runs what the original's TPUEstimator did, in a
-custom loop: `iterations_per_loop` steps inside one tf.function call, a
-checkpoint every `save_checkpoints_steps` and at the end, and a resume from
-the newest checkpoint in output_dir when the same command runs again,
-bit for bit (the input iterator and dropout generators are checkpointed too).
-Freezing masks, mixed precision and tf.distribute are handled here once.
+`train(options, schedule, strategy, task, freezer)` runs what the original's
+TPUEstimator did, in a custom loop: `iterations_per_loop` steps inside one
+tf.function call, a checkpoint every `save_checkpoints_steps` and at the end,
+and a resume from the newest checkpoint in output_dir when the same command
+runs again, bit for bit (the input iterator and dropout generators are
+checkpointed too). Freezing masks, mixed precision and tf.distribute are
+handled here once.
+
+The pieces, each tested on its own: `Trainer` sets up (model, init
+checkpoint, freezing plan, optimizer, input), restores, runs compiled steps
+and saves; `next_boundary` decides where a loop stops; `check_finite` stops a
+diverged run; `TrainingLog` writes the log lines and TensorBoard scalars.
 """
 
 import dataclasses
 import math
-import os
-import signal
 import time
-from typing import Callable, Optional, Sequence
+from typing import Callable, Sequence
 
 import tensorflow as tf
 import tf_keras
 from absl import logging
+from official.modeling import performance
 
 import modeling
 from modeling import seeded_init, tf1_checkpoint
-from training import freezing, precision, training_checkpoint
+from modeling.checkpoint_names import original_variables
+from training import training_checkpoint
 from training.optimization import build_optimizer, create_optimizer, current_learning_rate
-
-# Fault injection for the resume tests: SIGKILL ourselves after this step.
-KILL_AFTER_STEP_ENV = "BERT_TF2_TEST_KILL_AFTER_STEP"
-
-
-@dataclasses.dataclass
-class TrainingSpec:
-    """The flags every training entry point shares."""
-
-    output_dir: str
-    init_checkpoint: Optional[str]
-    train_batch_size: int
-    learning_rate: float
-    num_train_steps: int
-    num_warmup_steps: int
-    save_checkpoints_steps: int
-    iterations_per_loop: int
-    random_seed: int
-    dtype: str = "float32"
-    optimizer: str = "adamw"
-    freeze: str = ""
-    reinit: str = ""
-    save_frozen: str = "values"
-
-    @classmethod
-    def from_options(cls, options, **overrides):
-        """Takes the fields of an entry point's options object."""
-        values = {f.name: getattr(options, f.name) for f in dataclasses.fields(cls) if hasattr(options, f.name)}
-        values.update(overrides)
-        return cls(**values)
 
 
 @dataclasses.dataclass
@@ -88,39 +64,147 @@ def dropout_generators(model):
 
 
 def build_seeded_model(strategy, build_model, seed):
-    """Builds a task model in the strategy's scope, seeded by name (modeling/seeded_init.py)."""
+    """Builds a task model in the strategy's scope, each variable drawn from (seed, name)."""
     with strategy.scope():
         model = build_model()
-    # Each variable a pure function of (seed, name, shape, initializer).
     seeded_init.initialize(model, seed)
     return model
 
 
+def next_boundary(step, num_train_steps, save_checkpoints_steps, iterations_per_loop):
+    """The step the loop starting at `step` stops at: the next log, checkpoint or final step."""
+    return min(
+        num_train_steps,
+        (step // save_checkpoints_steps + 1) * save_checkpoints_steps,
+        (step // iterations_per_loop + 1) * iterations_per_loop,
+    )
+
+
+def check_finite(losses, previous_step, step, last_saved):
+    """Raises FloatingPointError, naming the last good checkpoint, when a loss is NaN or infinite."""
+    if not all(math.isfinite(x) for x in losses):
+        raise FloatingPointError(
+            "The loss became %s between steps %d and %d; stopping. The last good "
+            "checkpoint is %s." % (losses[0], previous_step, step, last_saved or "none")
+        )
+
+
+class TrainingLog:
+    """One log line and the TensorBoard scalars per loop."""
+
+    def __init__(self, output_dir, loss_names, batch_size, num_train_steps):
+        self.loss_names = list(loss_names)
+        self.batch_size = batch_size
+        self.num_train_steps = num_train_steps
+        self.writer = tf.summary.create_file_writer(output_dir)
+
+    def write(self, step, previous_step, losses, learning_rate, elapsed):
+        examples_per_second = (step - previous_step) * self.batch_size / max(elapsed, 1e-9)
+        logging.info(
+            "step %d/%d: %s, learning_rate = %.3g, examples/s = %.1f",
+            step, self.num_train_steps,
+            ", ".join("%s = %.4f" % item for item in zip(self.loss_names, losses)),
+            learning_rate, examples_per_second,
+        )
+        with self.writer.as_default(step=step):
+            for name, value in zip(self.loss_names, losses):
+                tf.summary.scalar(name, value)
+            tf.summary.scalar("learning_rate", learning_rate)
+            tf.summary.scalar("examples_per_second", examples_per_second)
+
+    def close(self):
+        self.writer.flush()
+
+
 class Trainer:
-    """Holds the model, the optimizer and the compiled loop of one run."""
+    """One run's model, optimizer, input and compiled loop.
 
-    def __init__(self, spec, strategy, build_model):
-        self.spec = spec
-        self.strategy = strategy
-        self.model = build_seeded_model(strategy, build_model, spec.random_seed)
-        self.optimizer = None
-        self.variables = None
+    Construction is the set-up: the seeded model, --init_checkpoint (unless
+    output_dir holds a checkpoint to resume), the freezing plan and
+    parameters.json, the optimizer on the trained variables only, the input
+    iterator and the extra state that an exact resume needs.
+    """
 
-    def prepare_training(self, plan):
-        """Builds the optimizer on the variables that train (frozen ones excluded)."""
-        spec = self.spec
-        self.variables = freezing.trained_variables(self.model, plan)
-        with self.strategy.scope():
-            optimizer = create_optimizer(
-                spec.optimizer, spec.learning_rate, spec.num_train_steps, spec.num_warmup_steps
-            )
-            self.optimizer = build_optimizer(precision.wrap_optimizer(optimizer, spec.dtype), self.variables)
+    def __init__(self, options, schedule, strategy, task, freezer):
+        """
+        Args:
+          options: TrainingOptions (training/training_options.py).
+          schedule: Schedule, the run's step counts.
+          strategy: tf.distribute.Strategy.
+          task: Task.
+          freezer: the run's Freezer (freezing/freezer.py).
+        """
+        self.options, self.schedule, self.strategy, self.task = options, schedule, strategy, task
+        self.model = build_seeded_model(strategy, task.build_model, options.random_seed)
+        self.variables = original_variables(self.model)  # built once, used throughout
+        self.resume_from = training_checkpoint.latest(options.output_dir)
+        self.plan = self._plan_freezing(freezer)
+        self.trained = freezer.trained_variables(self.plan, self.variables, self.model.trainable_variables)
+        self.frozen_manifest = freezer.frozen_manifest(self.plan, self.variables)
+        with strategy.scope():
+            optimizer = create_optimizer(options.optimizer, options.learning_rate,
+                                         schedule.num_train_steps, schedule.num_warmup_steps)
+            optimizer = performance.configure_optimizer(optimizer, use_float16=options.dtype == "float16")
+            self.optimizer = build_optimizer(optimizer, self.trained)
+        self.iterator = iter(self._dataset())
+        with strategy.scope():
+            self.state = tf.train.Checkpoint(iterator=self.iterator, **dropout_generators(self.model))
+        self._loop = None
 
-    def make_loop(self, task):
-        model, optimizer, strategy = self.model, self.optimizer, self.strategy
-        names = list(task.loss_names)
-        variables = self.variables
-        scaled = precision.uses_loss_scaling(optimizer)
+    def _plan_freezing(self, freezer):
+        """--init_checkpoint, the freezing plan, --reinit and parameters.json."""
+        loaded = ()
+        if self.options.init_checkpoint:
+            loaded = tf1_checkpoint.checkpoint_variable_names(self.options.init_checkpoint)
+            if not self.resume_from:
+                modeling.load_checkpoint(self.model, self.options.init_checkpoint)
+        plan = freezer.plan(self.variables, loaded)
+        if not self.resume_from:
+            freezer.reinitialize(plan, self.variables)
+        freezer.record(self.options.output_dir, plan, self.variables)
+        return plan
+
+    def _dataset(self):
+        """The host's dataset: a plain tf.data pipeline, split across its replicas in the step.
+
+        Unlike tf.distribute's iterators, its iterator can be checkpointed.
+        """
+        strategy, batch_size = self.strategy, self.options.train_batch_size
+        replicas = strategy.num_replicas_in_sync
+        if batch_size % replicas:
+            raise ValueError("--train_batch_size=%d must be divisible by the %d replicas."
+                             % (batch_size, replicas))
+        num_hosts = replicas // len(strategy.extended.worker_devices)
+        host_id = getattr(getattr(strategy, "cluster_resolver", None), "task_id", 0) or 0
+        return self.task.make_dataset(batch_size // num_hosts,
+                                      tf.distribute.InputContext(num_hosts, host_id, replicas))
+
+    @property
+    def step(self):
+        return int(self.optimizer.iterations.numpy())
+
+    def restore(self):
+        """Resumes from the newest checkpoint in output_dir, if any; returns the step."""
+        if self.resume_from:
+            training_checkpoint.restore(self.resume_from, self.model, self.optimizer, self.state, self.trained)
+        return self.step
+
+    def save(self):
+        """Writes a training checkpoint of the current step; returns its prefix."""
+        return training_checkpoint.save(self.options.output_dir, self.model, self.optimizer, self.state,
+                                        self.trained, self.frozen_manifest)
+
+    def run_steps(self, num_steps):
+        """Runs `num_steps` training steps in one compiled call; returns the mean losses (numpy)."""
+        if self._loop is None:
+            self._loop = self.make_loop()
+        return self._loop(self.iterator, tf.constant(num_steps)).numpy()
+
+    def make_loop(self):
+        """The compiled loop: `loop(iterator, num_steps)` -> mean losses [len(loss_names)]."""
+        model, optimizer, strategy, task = self.model, self.optimizer, self.strategy, self.task
+        names, variables = list(task.loss_names), self.trained
+        scaled = isinstance(optimizer, tf_keras.mixed_precision.LossScaleOptimizer)
 
         def step_fn(batch):
             with tf.GradientTape() as tape:
@@ -159,109 +243,35 @@ class Trainer:
         return loop
 
 
-def _next_boundary(step, spec):
-    """The step the next loop stops at: a log, checkpoint or final step."""
-    stops = [
-        spec.num_train_steps,
-        (step // spec.save_checkpoints_steps + 1) * spec.save_checkpoints_steps,
-        (step // spec.iterations_per_loop + 1) * spec.iterations_per_loop,
-    ]
-    return min(stops)
-
-
-def train(spec, strategy, task):
-    """Trains to num_train_steps, resuming from output_dir when it can.
+def train(options, schedule, strategy, task, freezer, callbacks=()):
+    """Trains to schedule.num_train_steps, resuming from output_dir when it can.
 
     Args:
-      spec: TrainingSpec.
-      strategy: tf.distribute.Strategy.
-      task: Task.
+      options, schedule, strategy, task, freezer: as `Trainer`.
+      callbacks: functions of the global step, called after each loop once its
+        checkpoint (if any) is written; the resume tests crash the run here.
 
     Returns:
       The Trainer, holding the trained model and optimizer.
     """
-    trainer = Trainer(spec, strategy, task.build_model)
-    model = trainer.model
-    resume_from = training_checkpoint.latest(spec.output_dir)
-    from_checkpoint = ()
-    if spec.init_checkpoint:
-        from_checkpoint = tf1_checkpoint.checkpoint_variable_names(spec.init_checkpoint)
-        if not resume_from:
-            modeling.load_checkpoint(model, spec.init_checkpoint)
-    plan = freezing.make_plan(model, spec.freeze, spec.reinit, from_checkpoint)
-    if not resume_from:
-        freezing.reinitialize(model, plan, spec.random_seed)
-    freezing.record(spec.output_dir, model, plan, dict(
-        freeze=spec.freeze, reinit=spec.reinit, save_frozen=spec.save_frozen,
-        random_seed=spec.random_seed,
-    ))
-    trainer.prepare_training(plan)
-    optimizer = trainer.optimizer
-    frozen_manifest = None
-    if spec.save_frozen == "seed" and plan.regenerable:
-        frozen_manifest = seeded_init.manifest(model, plan.regenerable, spec.random_seed)
-
-    replicas = strategy.num_replicas_in_sync
-    if spec.train_batch_size % replicas:
-        raise ValueError(
-            "--train_batch_size=%d must be divisible by the %d replicas."
-            % (spec.train_batch_size, replicas)
-        )
-    # A plain tf.data iterator per host, split across its replicas inside the
-    # step: unlike tf.distribute's iterators it can be checkpointed.
-    local_replicas = len(strategy.extended.worker_devices)
-    num_hosts = replicas // local_replicas
-    host_id = getattr(getattr(strategy, "cluster_resolver", None), "task_id", 0) or 0
-    dataset = task.make_dataset(
-        spec.train_batch_size // num_hosts, tf.distribute.InputContext(num_hosts, host_id, replicas)
-    )
-    iterator = iter(dataset)
-    with strategy.scope():
-        state = tf.train.Checkpoint(iterator=iterator, **dropout_generators(model))
-
-    if resume_from:
-        training_checkpoint.restore(resume_from, model, optimizer, state, trainer.variables)
-
-    step = int(optimizer.iterations.numpy())
-    if step >= spec.num_train_steps:
-        logging.info("Already at step %d of %d: nothing to train.", step, spec.num_train_steps)
+    trainer = Trainer(options, schedule, strategy, task, freezer)
+    step, end = trainer.restore(), schedule.num_train_steps
+    if step >= end:
+        logging.info("Already at step %d of %d: nothing to train.", step, end)
         return trainer
-    loop = trainer.make_loop(task)
-    writer = tf.summary.create_file_writer(spec.output_dir)
-    kill_after = int(os.environ.get(KILL_AFTER_STEP_ENV, "0"))
-    last_saved = resume_from
-    logging.info("Training from step %d to %d.", step, spec.num_train_steps)
-    while step < spec.num_train_steps:
-        target = _next_boundary(step, spec)
-        if kill_after and step < kill_after < target:
-            target = kill_after
+    log = TrainingLog(options.output_dir, task.loss_names, options.train_batch_size, end)
+    last_saved = trainer.resume_from
+    logging.info("Training from step %d to %d.", step, end)
+    while step < end:
+        target = next_boundary(step, end, options.save_checkpoints_steps, options.iterations_per_loop)
         start = time.time()
-        losses = loop(iterator, tf.constant(target - step)).numpy()
-        elapsed = time.time() - start
-        previous, step = step, int(optimizer.iterations.numpy())
-        if not all(math.isfinite(x) for x in losses):
-            raise FloatingPointError(
-                "The loss became %s between steps %d and %d; stopping. The last good "
-                "checkpoint is %s." % (losses[0], previous, step, last_saved or "none")
-            )
-        learning_rate = current_learning_rate(optimizer)
-        examples_per_second = (step - previous) * spec.train_batch_size / max(elapsed, 1e-9)
-        logging.info(
-            "step %d/%d: %s, learning_rate = %.3g, examples/s = %.1f",
-            step, spec.num_train_steps,
-            ", ".join("%s = %.4f" % item for item in zip(task.loss_names, losses)),
-            learning_rate, examples_per_second,
-        )
-        with writer.as_default(step=step):
-            for name, value in zip(task.loss_names, losses):
-                tf.summary.scalar(name, value)
-            tf.summary.scalar("learning_rate", learning_rate)
-            tf.summary.scalar("examples_per_second", examples_per_second)
-        if step % spec.save_checkpoints_steps == 0 or step == spec.num_train_steps:
-            last_saved = training_checkpoint.save(
-                spec.output_dir, model, optimizer, state, trainer.variables, frozen_manifest
-            )
-        if kill_after and step == kill_after:
-            os.kill(os.getpid(), signal.SIGKILL)
-    writer.flush()
+        losses = trainer.run_steps(target - step)
+        previous, step = step, trainer.step
+        check_finite(losses, previous, step, last_saved)
+        log.write(step, previous, losses, current_learning_rate(trainer.optimizer), time.time() - start)
+        if step % options.save_checkpoints_steps == 0 or step == end:
+            last_saved = trainer.save()
+        for callback in callbacks:
+            callback(step)
+    log.close()
     return trainer

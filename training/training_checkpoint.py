@@ -18,7 +18,8 @@ import os
 import tensorflow as tf
 from absl import logging
 
-from modeling import seeded_init, tf1_checkpoint
+from freezing import seeded_values
+from modeling import tf1_checkpoint
 from modeling.checkpoint_names import original_variables
 from training.optimization import optimizer_slots
 
@@ -79,7 +80,7 @@ def save(output_dir, model, optimizer, state, variables, frozen_manifest=None):
     prefix = checkpoint_prefix(output_dir, step)
     omit = ()
     if frozen_manifest:
-        seeded_init.write_manifest(prefix, frozen_manifest)
+        seeded_values.write_manifest(prefix, frozen_manifest)
         omit = list(frozen_manifest["variables"])
     tf1_checkpoint.write_tensors(prefix, training_tensors(model, optimizer, variables, omit))
     previous = tf.train.get_checkpoint_state(output_dir)

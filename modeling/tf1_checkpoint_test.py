@@ -141,3 +141,29 @@ def test_extra_tensors_are_saved_and_cannot_shadow_variables(tmp_path):
         modeling.save_checkpoint(
             model, str(tmp_path / "x"), extra_tensors={"bert/pooler/dense/bias": np.zeros(16)}
         )
+
+
+def test_resolve_checkpoint_takes_a_prefix_or_the_newest_in_a_directory(tmp_path):
+    model = modeling.build_model(modeling.BertModel(CONFIG))
+    prefix = modeling.save_checkpoint(model, str(tmp_path / "model.ckpt-7"))
+    assert tf1_checkpoint.resolve_checkpoint(prefix) == prefix
+    (tmp_path / "checkpoint").write_text('model_checkpoint_path: "model.ckpt-7"\n')
+    assert tf1_checkpoint.resolve_checkpoint(str(tmp_path)) == prefix
+
+
+def test_checkpoint_variable_names_leave_out_training_state_and_add_manifest_names(tmp_path):
+    model = modeling.build_model(modeling.BertModel(CONFIG))
+    prefix = modeling.save_checkpoint(
+        model, str(tmp_path / "model.ckpt-1"), omit=["bert/pooler/dense/kernel"],
+        extra_tensors={"global_step": np.int64(1), "bert/pooler/dense/bias/adam_m": np.zeros(16, np.float32)})
+    names = tf1_checkpoint.checkpoint_variable_names(prefix)
+    assert "global_step" not in names and "bert/pooler/dense/bias/adam_m" not in names
+    assert "bert/pooler/dense/kernel" not in names and "bert/pooler/dense/bias" in names
+    # A --save_frozen=seed manifest names what the checkpoint regenerates.
+    from freezing import seeded_values
+
+    seeded_values.write_manifest(prefix, {"random_seed": 1, "variables": {"bert/pooler/dense/kernel": {}}})
+    assert "bert/pooler/dense/kernel" in tf1_checkpoint.checkpoint_variable_names(prefix)
+    assert tf1_checkpoint.is_training_state("global_step")
+    assert tf1_checkpoint.is_training_state("bert/embeddings/word_embeddings/adam_v")
+    assert not tf1_checkpoint.is_training_state("bert/embeddings/word_embeddings")

@@ -1,0 +1,119 @@
+"""One declaration per command-line option: its flag and its typed field.
+
+An options class is a keyword-only dataclass whose fields are declared with
+`option(default, help)`. `define_flags(cls)` defines one absl flag per field
+(name, type from the annotation, default, help) and `from_flags(cls)` returns
+the parsed flags as an instance; a library caller builds the same instance
+directly. So `--head_size` is the field `head_size`, read as
+`options.head_size` where it takes effect.
+
+Fields declared with `new=True` are this codebase's additions. The original
+flags are defined under the entry point's module and ours under a second
+module, so `--helpfull` lists the original flags first, as the original
+lists them, then ours (`--help` lists the original ones).
+"""
+
+import dataclasses
+import sys
+import typing
+
+from absl import flags
+
+REQUIRED = dataclasses.MISSING
+NEW_FLAGS_SECTION = "%s (flags new in this codebase)"
+
+_DEFINE_BY_TYPE = {
+    bool: flags.DEFINE_bool,
+    int: flags.DEFINE_integer,
+    float: flags.DEFINE_float,
+    str: flags.DEFINE_string,
+}
+
+
+def option(default=REQUIRED, help="", *, choices=None, minimum=None, new=False):  # pylint: disable=redefined-builtin
+    """A dataclass field that is also a command-line flag.
+
+    Args:
+      default: the flag's default; omitted for a required flag.
+      help: the flag's help text.
+      choices: the allowed values of a string option (an enum flag).
+      minimum: the smallest allowed value of a number, checked by
+        `Options.validate` (1: "must be positive").
+      new: True for a flag the original BERT code does not have.
+    """
+    metadata = dict(help=help, choices=tuple(choices) if choices else None, minimum=minimum, new=new)
+    if default is REQUIRED:
+        return dataclasses.field(metadata=metadata)
+    return dataclasses.field(default=default, metadata=metadata)
+
+
+@dataclasses.dataclass(kw_only=True)
+class Options:
+    """Base of the options classes: the checks every declared option gets."""
+
+    def validate(self):
+        """Checks `choices` and `minimum` of every field.
+
+        Subclasses add their cross-field checks and call `super().validate()`.
+
+        Raises:
+          ValueError: naming the flag, its value and what was expected.
+        """
+        for field in dataclasses.fields(self):
+            value = getattr(self, field.name)
+            choices, minimum = field.metadata.get("choices"), field.metadata.get("minimum")
+            if choices and value not in choices:
+                raise ValueError("--%s=%s is not supported; expected one of %s."
+                                 % (field.name, value, ", ".join(choices)))
+            if minimum is not None and value is not None and value < minimum:
+                expected = "positive" if minimum == 1 else ">= %s" % minimum
+                raise ValueError("--%s=%s must be %s." % (field.name, value, expected))
+
+
+def _flag_type(annotation):
+    """bool, int, float or str from a field's annotation (Optional[X] -> X)."""
+    if typing.get_origin(annotation) is typing.Union:
+        annotation = next(a for a in typing.get_args(annotation) if a is not type(None))
+    if annotation not in _DEFINE_BY_TYPE:
+        raise TypeError("An option must be bool, int, float or str (or Optional), not %r." % annotation)
+    return annotation
+
+
+def _calling_module(depth=2):
+    """The module name absl would give the caller's flags (the script path for __main__)."""
+    name = sys._getframe(depth).f_globals.get("__name__")  # pylint: disable=protected-access
+    return sys.argv[0] if name == "__main__" else name
+
+
+def define_flags(options_class, flag_values=flags.FLAGS):
+    """Defines one absl flag per field of `options_class`; required fields are marked so."""
+    module = _calling_module()
+    hints = typing.get_type_hints(options_class)
+    for field in dataclasses.fields(options_class):
+        if "help" not in field.metadata:
+            raise TypeError("%s.%s is not declared with option()." % (options_class.__name__, field.name))
+        meta = field.metadata
+        required = field.default is dataclasses.MISSING
+        default = None if required else field.default
+        kwargs = dict(flag_values=flag_values,
+                      module_name=NEW_FLAGS_SECTION % module if meta["new"] else module)
+        if meta["choices"]:
+            flags.DEFINE_enum(field.name, default, list(meta["choices"]), meta["help"], **kwargs)
+        else:
+            _DEFINE_BY_TYPE[_flag_type(hints[field.name])](field.name, default, meta["help"], **kwargs)
+        if required:
+            flags.mark_flag_as_required(field.name, flag_values=flag_values)
+
+
+def from_flags(options_class, flag_values=flags.FLAGS):
+    """An instance of `options_class` holding the parsed flags of the same names."""
+    return options_class(**{field.name: flag_values[field.name].value
+                            for field in dataclasses.fields(options_class)})
+
+
+def run_or_exit(program, run, options):
+    """Runs; bad input or a diverged run ends with a one-line message, no traceback."""
+    try:
+        return run(options)
+    except (ValueError, FileNotFoundError, FloatingPointError) as error:
+        sys.exit("%s: error: %s" % (program, error))

@@ -1,0 +1,130 @@
+"""Options declared once: flags defined from the fields, parsed back, checked; the entry points' originals."""
+
+import dataclasses
+from typing import Optional
+
+import pytest
+from absl import flags
+
+from feature_extraction.feature_extractor import ExtractFeaturesOptions
+from options import Options, define_flags, from_flags, option
+from options.declaration import NEW_FLAGS_SECTION
+from training.classification import ClassifierOptions
+from training.pretraining import PretrainingOptions
+from training.squad import SquadOptions
+
+
+@dataclasses.dataclass(kw_only=True)
+class _Example(Options):
+    path: str = option(help="A required path.")
+    steps: int = option(10, "Steps.", minimum=1)
+    rate: float = option(0.5, "A rate.", minimum=0)
+    flag: bool = option(False, "A switch.")
+    size: Optional[int] = option(None, "An optional size.", new=True)
+    kind: str = option("a", "A kind.", choices=("a", "b"), new=True)
+
+
+def _flag_values():
+    flag_values = flags.FlagValues()
+    define_flags(_Example, flag_values)
+    return flag_values
+
+
+def test_flags_round_trip_to_the_options():
+    flag_values = _flag_values()
+    flag_values(["prog", "--path=/x", "--steps=3", "--rate=0.25", "--flag", "--size=7", "--kind=b"])
+    assert from_flags(_Example, flag_values) == _Example(path="/x", steps=3, rate=0.25, flag=True, size=7, kind="b")
+    defaults = _flag_values()
+    defaults(["prog", "--path=/y"])
+    assert from_flags(_Example, defaults) == _Example(path="/y")
+
+
+def test_flag_kinds_help_and_sections():
+    flag_values = _flag_values()
+    assert flag_values["steps"].help == "Steps." and flag_values["steps"].default == 10
+    assert flag_values["kind"].parser.enum_values == ["a", "b"]
+    assert flag_values["flag"].boolean
+    module = __name__
+    by_module = {m: sorted(f.name for f in fs) for m, fs in flag_values.flags_by_module_dict().items()}
+    assert by_module[module] == ["flag", "path", "rate", "steps"]
+    assert by_module[NEW_FLAGS_SECTION % module] == ["kind", "size"]
+    with pytest.raises(flags.IllegalFlagValueError):
+        flag_values(["prog", "--path=/x", "--kind=c"])
+    with pytest.raises(flags.IllegalFlagValueError, match="--path must have a value"):
+        _flag_values()(["prog"])
+
+
+@pytest.mark.parametrize("changes, message", [
+    (dict(steps=0), r"^--steps=0 must be positive\.$"),
+    (dict(rate=-1.0), r"^--rate=-1.0 must be >= 0\.$"),
+    (dict(kind="c"), r"^--kind=c is not supported; expected one of a, b\.$"),
+])
+def test_validate_names_the_flag(changes, message):
+    with pytest.raises(ValueError, match=message):
+        _Example(path="/x", **changes).validate()
+    _Example(path="/x").validate()
+
+
+def test_a_field_without_option_is_refused():
+    @dataclasses.dataclass(kw_only=True)
+    class Bad(Options):
+        plain: int = 3
+
+    with pytest.raises(TypeError, match=r"Bad.plain is not declared with option\(\)"):
+        define_flags(Bad, flags.FlagValues())
+
+
+# The original scripts' flags and defaults (google-research/bert), which our
+# entry points must keep; required flags have None.
+ORIGINAL_DEFAULTS = {
+    PretrainingOptions: dict(
+        bert_config_file=None, input_file=None, output_dir=None, init_checkpoint=None,
+        max_seq_length=128, max_predictions_per_seq=20, do_train=False, do_eval=False,
+        train_batch_size=32, eval_batch_size=8, learning_rate=5e-5, num_train_steps=100000,
+        num_warmup_steps=10000, save_checkpoints_steps=1000, iterations_per_loop=1000,
+        max_eval_steps=100, use_tpu=False, tpu_name=None, tpu_zone=None, gcp_project=None,
+        master=None, num_tpu_cores=8),
+    ClassifierOptions: dict(
+        data_dir=None, bert_config_file=None, task_name=None, vocab_file=None, output_dir=None,
+        init_checkpoint=None, do_lower_case=True, max_seq_length=128, do_train=False,
+        do_eval=False, do_predict=False, train_batch_size=32, eval_batch_size=8,
+        predict_batch_size=8, learning_rate=5e-5, num_train_epochs=3.0, warmup_proportion=0.1,
+        save_checkpoints_steps=1000, iterations_per_loop=1000, use_tpu=False, tpu_name=None,
+        tpu_zone=None, gcp_project=None, master=None, num_tpu_cores=8),
+    SquadOptions: dict(
+        bert_config_file=None, vocab_file=None, output_dir=None, train_file=None,
+        predict_file=None, init_checkpoint=None, do_lower_case=True, max_seq_length=384,
+        doc_stride=128, max_query_length=64, do_train=False, do_predict=False,
+        train_batch_size=32, predict_batch_size=8, learning_rate=5e-5, num_train_epochs=3.0,
+        warmup_proportion=0.1, save_checkpoints_steps=1000, iterations_per_loop=1000,
+        n_best_size=20, max_answer_length=30, use_tpu=False, tpu_name=None, tpu_zone=None,
+        gcp_project=None, master=None, num_tpu_cores=8, verbose_logging=False,
+        version_2_with_negative=False, null_score_diff_threshold=0.0),
+    ExtractFeaturesOptions: dict(
+        input_file=None, output_file=None, layers="-1,-2,-3,-4", bert_config_file=None,
+        max_seq_length=128, init_checkpoint=None, vocab_file=None, do_lower_case=True,
+        batch_size=32, use_tpu=False, master=None, num_tpu_cores=8, use_one_hot_embeddings=False),
+}
+REQUIRED = {
+    PretrainingOptions: {"bert_config_file", "input_file", "output_dir"},
+    ClassifierOptions: {"data_dir", "task_name", "vocab_file", "bert_config_file", "output_dir"},
+    SquadOptions: {"vocab_file", "bert_config_file", "output_dir"},
+    ExtractFeaturesOptions: {"input_file", "output_file", "bert_config_file", "init_checkpoint", "vocab_file"},
+}
+
+
+@pytest.mark.parametrize("options_class", list(ORIGINAL_DEFAULTS), ids=lambda c: c.__name__)
+def test_entry_points_keep_the_original_flags(options_class):
+    flag_values = flags.FlagValues()
+    define_flags(options_class, flag_values)
+    for name, default in ORIGINAL_DEFAULTS[options_class].items():
+        assert flag_values[name].default == default, name
+    fields = {f.name: f for f in dataclasses.fields(options_class)}
+    originals = {name for name, field in fields.items() if not field.metadata["new"]}
+    # Every flag of ours that is not the original's is marked new (listed after them).
+    assert originals - set(ORIGINAL_DEFAULTS[options_class]) == (
+        set() if options_class is not ExtractFeaturesOptions else {"tpu_name", "tpu_zone", "gcp_project"})
+    required = {name for name, field in fields.items() if field.default is dataclasses.MISSING}
+    assert required == REQUIRED[options_class]
+    with pytest.raises(flags.IllegalFlagValueError, match="|".join(sorted(required))):
+        flag_values(["prog"])

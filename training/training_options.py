@@ -1,0 +1,86 @@
+"""The options every training entry point shares, declared once (options/declaration.py).
+
+`TrainingOptions` holds the original training flags and ours that the shared
+loop (training/trainer.py) reads; `Schedule` is what an entry point derives
+from its own flags (steps, or epochs over its examples).
+"""
+
+import dataclasses
+from typing import Optional
+
+from freezing import FreezingOptions
+from options import Options, option
+from training.distribution import DistributionOptions
+from training.optimization import OPTIMIZERS
+
+DTYPES = ("float32", "bfloat16", "float16")
+
+
+@dataclasses.dataclass(kw_only=True)
+class TrainingOptions(DistributionOptions, FreezingOptions):
+    """The shared training flags: the original's, then ours (with TPU, distribution and freezing)."""
+
+    output_dir: str = option(help="The output directory where checkpoints and results are written.")
+    init_checkpoint: Optional[str] = option(
+        None, "Initial checkpoint (usually from a pre-trained BERT model).")
+    do_train: bool = option(False, "Whether to run training.")
+    train_batch_size: int = option(32, "Total batch size for training.", minimum=1)
+    learning_rate: float = option(5e-5, "The initial learning rate for the optimizer.")
+    save_checkpoints_steps: int = option(1000, "How often to save the model checkpoint.", minimum=1)
+    iterations_per_loop: int = option(
+        1000, "Steps run in one compiled loop (and between log lines).", minimum=1)
+    random_seed: int = option(
+        12345, "Seed for initialisation, data order and dropout.", new=True)
+    dtype: str = option(
+        "float32", "Compute dtype: bfloat16 or float16 are mixed precision with float32 "
+        "variables (float16 with dynamic loss scaling).", choices=DTYPES, new=True)
+    optimizer: str = option(
+        "adamw", "adamw: the original AdamWeightDecay; lamb: Model Garden's LAMB with the "
+        "original's clipping and weight-decay exclusions.", choices=OPTIMIZERS, new=True)
+
+
+@dataclasses.dataclass(kw_only=True)
+class EvaluationOptions(Options):
+    """The original's eval flags of run_pretraining.py and run_classifier.py."""
+
+    do_eval: bool = option(False, "Whether to run eval on the dev set.")
+    eval_batch_size: int = option(8, "Total batch size for eval.", minimum=1)
+
+
+@dataclasses.dataclass(frozen=True)
+class Schedule:
+    """The steps of a run, derived by the entry point from its flags."""
+
+    num_train_steps: int
+    num_warmup_steps: int
+
+
+@dataclasses.dataclass(kw_only=True)
+class FineTuningOptions(TrainingOptions):
+    """The original fine-tuning flags that run_classifier.py and run_squad.py share."""
+
+    vocab_file: str = option(help="The vocabulary file that the BERT model was trained on.")
+    do_lower_case: bool = option(True, "Lower case the input; True for uncased models.")
+    do_predict: bool = option(False, "Whether to run the model on the test or predict set.")
+    predict_batch_size: int = option(8, "Total batch size for predictions.", minimum=1)
+    num_train_epochs: float = option(3.0, "Total number of training epochs.")
+    warmup_proportion: float = option(
+        0.1, "Proportion of training with linear learning rate warm-up, e.g. 0.1 = 10%.")
+
+    def validate(self):
+        super().validate()
+        if not 0 <= self.warmup_proportion <= 1:
+            raise ValueError("--warmup_proportion=%s must be in [0, 1]." % self.warmup_proportion)
+
+    def schedule(self, num_examples):
+        """As the original: int(examples / batch * epochs) steps, int(steps * proportion) warm-up.
+
+        Raises:
+          ValueError: when that is no step at all.
+        """
+        steps = int(num_examples / self.train_batch_size * self.num_train_epochs)
+        if steps < 1:
+            raise ValueError(
+                "%d examples, --train_batch_size=%d and --num_train_epochs=%s give no training "
+                "step." % (num_examples, self.train_batch_size, self.num_train_epochs))
+        return Schedule(steps, int(steps * self.warmup_proportion))
