@@ -2,7 +2,7 @@
 
   processors: InputExample, DataProcessor, the task processors,
               PROCESSORS and get_processor(task_name).
-  features:   InputFeatures, PaddingInputExample, convert_single_example,
+  features:   InputFeatures, convert_single_example,
               convert_examples_to_features, the TFRecord writer and reader.
   metrics:    task_metrics(task_name, predictions, labels).
   submission: test_results.tsv and the GLUE leaderboard files.

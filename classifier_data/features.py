@@ -23,16 +23,6 @@ import tokenization
 _NUM_LOGGED_EXAMPLES = 5
 
 
-class PaddingInputExample:
-    """A fake example that fills up the last batch.
-
-    TPUs (and `drop_remainder=True`) need every batch full; the original pads
-    eval/predict sets with these instead of dropping the tail. They become
-    all-zero features with `is_real_example=False`, which metrics and writers
-    must drop.
-    """
-
-
 @dataclasses.dataclass
 class InputFeatures:
     """Model inputs of one example.
@@ -42,14 +32,12 @@ class InputFeatures:
       input_mask: list of int [max_seq_length], 1 for real tokens.
       segment_ids: list of int [max_seq_length], 0 for a, 1 for b, 0 padding.
       label_id: int (class index) or float (regression).
-      is_real_example: bool, False for `PaddingInputExample`.
     """
 
     input_ids: list
     input_mask: list
     segment_ids: list
     label_id: object
-    is_real_example: bool = True
 
 
 def truncate_seq_pair(tokens_a, tokens_b, max_length):
@@ -84,11 +72,11 @@ def _label_id(example, label_list):
 
 
 def convert_single_example(ex_index, example, label_list, max_seq_length, tokenizer):
-    """Converts one `InputExample` (or `PaddingInputExample`) to `InputFeatures`.
+    """Converts one `InputExample` to `InputFeatures`.
 
     Args:
       ex_index: int, position in the data set; the first 5 are logged.
-      example: `InputExample` or `PaddingInputExample`.
+      example: `InputExample`.
       label_list: list of str, the classes; [] or None for regression.
       max_seq_length: int, at least 3.
       tokenizer: see the module docstring.
@@ -99,14 +87,6 @@ def convert_single_example(ex_index, example, label_list, max_seq_length, tokeni
     if max_seq_length < 3:
         raise ValueError("max_seq_length must be at least 3 ([CLS] a [SEP] b [SEP] "
                          "needs room for 3 special tokens), got %d" % max_seq_length)
-    if isinstance(example, PaddingInputExample):
-        return InputFeatures(
-            input_ids=[0] * max_seq_length,
-            input_mask=[0] * max_seq_length,
-            segment_ids=[0] * max_seq_length,
-            label_id=0.0 if not label_list else 0,
-            is_real_example=False)
-
     tokens_a = tokenizer.tokenize(example.text_a)
     tokens_b = tokenizer.tokenize(example.text_b) if example.text_b else None
     # As the original: a text_b that tokenizes to nothing counts as no text_b.
@@ -143,7 +123,7 @@ def convert_single_example(ex_index, example, label_list, max_seq_length, tokeni
         input_mask=input_mask,
         segment_ids=segment_ids,
         label_id=label_id,
-        is_real_example=True)
+    )
 
 
 def convert_examples_to_features(examples, label_list, max_seq_length, tokenizer):
@@ -174,7 +154,9 @@ def to_tf_example(feature, is_regression):
         "input_mask": _int64_feature(feature.input_mask),
         "segment_ids": _int64_feature(feature.segment_ids),
         "label_ids": label,
-        "is_real_example": _int64_feature([int(feature.is_real_example)]),
+        # The original's schema. Its TPU runs padded the last batch with fake
+        # examples marked 0; ours never pad (the last batch may be smaller).
+        "is_real_example": _int64_feature([1]),
     }))
 
 
@@ -183,7 +165,7 @@ def file_based_convert_examples_to_features(examples, label_list, max_seq_length
     """Writes the examples' features to a TFRecord file of tf.train.Example.
 
     Args:
-      examples: list of `InputExample` / `PaddingInputExample`.
+      examples: list of `InputExample`.
       label_list: list of str; [] or None for regression (float label_ids).
       max_seq_length: int.
       tokenizer: see the module docstring.
@@ -207,14 +189,14 @@ def feature_spec(max_seq_length, is_regression):
     """dict name -> tf.io.FixedLenFeature for parsing the records written above.
 
     input_ids, input_mask, segment_ids: int64 [max_seq_length];
-    label_ids: int64 [] (float32 [] for regression); is_real_example: int64 [].
+    label_ids: int64 [] (float32 [] for regression). The records' is_real_example
+    (always 1) is not read.
     """
     return {
         "input_ids": tf.io.FixedLenFeature([max_seq_length], tf.int64),
         "input_mask": tf.io.FixedLenFeature([max_seq_length], tf.int64),
         "segment_ids": tf.io.FixedLenFeature([max_seq_length], tf.int64),
         "label_ids": tf.io.FixedLenFeature([], tf.float32 if is_regression else tf.int64),
-        "is_real_example": tf.io.FixedLenFeature([], tf.int64),
     }
 
 
@@ -238,8 +220,7 @@ def dataset_from_file(input_file, max_seq_length, is_regression, batch_size, is_
 
     Returns:
       tf.data.Dataset of dicts: input_ids, input_mask, segment_ids int32
-      [batch, max_seq_length]; label_ids int32 (float32) [batch];
-      is_real_example int32 [batch].
+      [batch, max_seq_length]; label_ids int32 (float32) [batch].
     """
     spec = feature_spec(max_seq_length, is_regression)
 

@@ -9,7 +9,6 @@ import tensorflow as tf
 import tokenization
 from classifier_data import features
 from classifier_data.data_processor import InputExample
-from classifier_data.features import PaddingInputExample
 
 VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "the", "cat", "sat", "on", "mat", "a", "dog",
          "ran", "."]
@@ -40,7 +39,6 @@ def test_single_text(tokenizer):
     assert feature.input_mask == [1] * 6 + [0] * 2
     assert feature.segment_ids == [0] * 8
     assert feature.label_id == 2
-    assert feature.is_real_example
 
 
 def test_single_text_keeps_max_seq_length_minus_2_tokens(tokenizer):
@@ -95,11 +93,6 @@ def test_regression_labels_are_floats(tokenizer):
     assert isinstance(_convert(tokenizer, "the", label="4", label_list=[]).label_id, float)
 
 
-def test_padding_example_is_all_zeros(tokenizer):
-    feature = features.convert_single_example(0, PaddingInputExample(), LABELS, 6, tokenizer)
-    assert feature == features.InputFeatures([0] * 6, [0] * 6, [0] * 6, 0, False)
-
-
 def test_max_seq_length_too_small(tokenizer):
     with pytest.raises(ValueError, match="max_seq_length must be at least 3"):
         _convert(tokenizer, "the", "cat", max_seq_length=2)
@@ -118,8 +111,7 @@ def test_convert_examples_to_features_logs_first_five(tokenizer, caplog):
 
 def test_feature_spec():
     spec = features.feature_spec(16, is_regression=False)
-    assert sorted(spec) == ["input_ids", "input_mask", "is_real_example", "label_ids",
-                            "segment_ids"]
+    assert sorted(spec) == ["input_ids", "input_mask", "label_ids", "segment_ids"]
     assert spec["input_ids"].shape == [16] and spec["input_ids"].dtype == tf.int64
     assert spec["label_ids"].dtype == tf.int64
     assert features.feature_spec(16, is_regression=True)["label_ids"].dtype == tf.float32
@@ -129,7 +121,7 @@ def _examples():
     return [InputExample("test-0", "the cat sat", None, "entailment"),
             InputExample("test-1", "a dog", "ran on the mat", "neutral"),
             InputExample("test-2", "the mat", None, "contradiction"),
-            PaddingInputExample()]
+            InputExample("test-3", "a cat", None, "contradiction")]
 
 
 def test_tf_example_round_trip(tokenizer, tmp_path):
@@ -149,7 +141,10 @@ def test_tf_example_round_trip(tokenizer, tmp_path):
     np.testing.assert_array_equal(merged["input_mask"], [f.input_mask for f in expected])
     np.testing.assert_array_equal(merged["segment_ids"], [f.segment_ids for f in expected])
     np.testing.assert_array_equal(merged["label_ids"], [1, 2, 0, 0])
-    np.testing.assert_array_equal(merged["is_real_example"], [1, 1, 1, 0])
+    # The original's schema: every record carries is_real_example = 1.
+    for record in tf.data.TFRecordDataset(output_file):
+        parsed = tf.train.Example.FromString(record.numpy())
+        assert parsed.features.feature["is_real_example"].int64_list.value == [1]
 
 
 def test_regression_round_trip_and_drop_remainder(tokenizer, tmp_path):

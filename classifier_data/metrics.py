@@ -76,7 +76,7 @@ def _check_pair(predictions, labels, dtype=None):
     return predictions, labels
 
 
-def task_metrics(task_name, predictions, labels, is_real_example=None):
+def task_metrics(task_name, predictions, labels):
     """The GLUE metrics of one task.
 
     Args:
@@ -85,8 +85,6 @@ def task_metrics(task_name, predictions, labels, is_real_example=None):
         (logits or probabilities; the argmax is taken). Regression: floats [n]
         or [n, 1].
       labels: int class ids [n] (float scores for regression).
-      is_real_example: optional bool/int [n]; rows where it is false
-        (`PaddingInputExample`s) are left out.
 
     Returns:
       dict str -> float, with keys
@@ -106,13 +104,6 @@ def task_metrics(task_name, predictions, labels, is_real_example=None):
         predictions = np.argmax(predictions, axis=-1)  # Scores [n, num_labels].
     elif predictions.ndim == 2 and predictions.shape[1] == 1:
         predictions = predictions[:, 0]  # A regression head's [n, 1].
-    if is_real_example is not None:
-        keep = np.asarray(is_real_example).astype(bool)
-        if keep.shape != predictions.shape[:1] or keep.shape != labels.shape[:1]:
-            raise ValueError("is_real_example has shape %s; predictions %s, labels %s"
-                             % (keep.shape, predictions.shape, labels.shape))
-        predictions, labels = predictions[keep], labels[keep]
-
     if is_regression:
         pearson, spearman = pearson_and_spearman(predictions, labels)
         return {

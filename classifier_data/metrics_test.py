@@ -88,18 +88,15 @@ def test_task_metrics_keys_per_task():
         assert metrics.task_metrics(task, PREDICTIONS, LABELS) == {"eval_accuracy": 0.75}
 
 
-def test_task_metrics_takes_scores_and_drops_padding():
-    # MNLI scores [n, 3]: the argmax is 2, 0, 1, 1; the last row is padding.
+def test_task_metrics_takes_scores():
+    # MNLI scores [n, 3]: the argmax is 2, 0, 1, 1.
     scores = [[0.1, 0.2, 0.7], [0.8, 0.1, 0.1], [0.2, 0.5, 0.3], [0.3, 0.4, 0.3]]
     labels = [2, 0, 0, 0]
     assert metrics.task_metrics("mnli", scores, labels) == {"eval_accuracy": 0.5}
-    assert metrics.task_metrics("mnli", scores, labels, is_real_example=[1, 1, 1, 0]) == {
-        "eval_accuracy": pytest.approx(2 / 3)}
 
 
 def test_task_metrics_stsb():
-    result = metrics.task_metrics("sts-b", [[1.0], [2.0], [3.0], [9.0]], [1.0, 2.0, 4.0, 0.0],
-                                  is_real_example=[True, True, True, False])
+    result = metrics.task_metrics("sts-b", [[1.0], [2.0], [3.0]], [1.0, 2.0, 4.0])
     assert sorted(result) == ["eval_corr", "eval_pearson", "eval_spearman"]
     assert result["eval_pearson"] == pytest.approx(9 / math.sqrt(84))
     assert result["eval_spearman"] == pytest.approx(1.0)

@@ -10,9 +10,7 @@ with index 0..n-1 and the prediction as GLUE expects it: the label string
 for MNLI-m, MNLI-mm, AX, QNLI and RTE; 0/1 for CoLA, SST-2, MRPC, QQP and
 WNLI (their label strings are "0"/"1"); a score for STS-B.
 
-Predictions may include rows of `PaddingInputExample`s (is_real_example
-False); they are dropped, and the remaining count must equal the number of
-test examples.
+There must be exactly one prediction per test example.
 """
 
 import os
@@ -40,34 +38,27 @@ GLUE_LABELS = {
 _STSB_MIN, _STSB_MAX = 0.0, 5.0
 
 
-def drop_padding(predictions, num_examples, is_real_example=None):
-    """The predictions of real examples, checked against the test set size.
+def check_count(predictions, num_examples):
+    """The predictions as an array, checked against the test set size.
 
     Args:
       predictions: array-like [n, ...].
-      num_examples: int, the number of (real) test examples.
-      is_real_example: optional bool/int [n]; None means every row is real.
+      num_examples: int, the number of test examples.
 
     Returns:
       np.ndarray [num_examples, ...].
 
     Raises:
-      ValueError: the real rows are not exactly num_examples.
+      ValueError: the rows are not exactly num_examples.
     """
     predictions = np.asarray(predictions)
-    if is_real_example is not None:
-        keep = np.asarray(is_real_example).astype(bool)
-        if keep.shape != predictions.shape[:1]:
-            raise ValueError("is_real_example has shape %s but there are %d predictions"
-                             % (keep.shape, len(predictions)))
-        predictions = predictions[keep]
     if len(predictions) != num_examples:
-        raise ValueError("Got %d predictions of real examples for %d test examples: every test "
+        raise ValueError("Got %d predictions for %d test examples: every test "
                          "example needs exactly one row." % (len(predictions), num_examples))
     return predictions
 
 
-def write_test_results(output_file, predictions, num_examples, is_real_example=None):
+def write_test_results(output_file, predictions, num_examples):
     """Writes the original's test_results.tsv.
 
     Args:
@@ -75,9 +66,8 @@ def write_test_results(output_file, predictions, num_examples, is_real_example=N
       predictions: float [n, num_labels] probabilities, or [n] / [n, 1]
         regression outputs.
       num_examples: int, the number of test examples.
-      is_real_example: optional [n], see `drop_padding`.
     """
-    predictions = drop_padding(predictions, num_examples, is_real_example).astype(np.float32)
+    predictions = check_count(predictions, num_examples).astype(np.float32)
     predictions = predictions.reshape(num_examples, -1)
     with tf.io.gfile.GFile(output_file, "w") as writer:
         for row in predictions:
@@ -121,22 +111,20 @@ def glue_predictions(submission_name, predictions, label_list):
     return [label_list[i] for i in ids]
 
 
-def write_glue_submission(output_dir, submission_name, predictions, label_list, num_examples,
-                          is_real_example=None):
+def write_glue_submission(output_dir, submission_name, predictions, label_list, num_examples):
     """Writes `<output_dir>/<submission_name>.tsv` for the GLUE leaderboard.
 
     Args:
       output_dir: str.
       submission_name: str, e.g. processor.submission_name ("MNLI-m").
-      predictions: see `glue_predictions`, one row per (possibly padded) example.
+      predictions: see `glue_predictions`, one row per test example.
       label_list: list of str ([] or None for STS-B).
       num_examples: int, the number of test examples.
-      is_real_example: optional [n], see `drop_padding`.
 
     Returns:
       str, the path written.
     """
-    predictions = drop_padding(predictions, num_examples, is_real_example)
+    predictions = check_count(predictions, num_examples)
     column = glue_predictions(submission_name, predictions, label_list)
     path = os.path.join(output_dir, "%s.tsv" % submission_name)
     with tf.io.gfile.GFile(path, "w") as writer:

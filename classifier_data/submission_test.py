@@ -12,10 +12,10 @@ def _read(path):
         return f.read()
 
 
-def test_test_results_probabilities_in_label_order_padding_dropped(tmp_path):
+def test_test_results_probabilities_in_label_order(tmp_path):
     path = str(tmp_path / "test_results.tsv")
-    probabilities = [[0.1, 0.9], [0.75, 0.25], [0.5, 0.5]]
-    submission.write_test_results(path, probabilities, num_examples=2, is_real_example=[1, 1, 0])
+    probabilities = [[0.1, 0.9], [0.75, 0.25]]
+    submission.write_test_results(path, probabilities, num_examples=2)
     assert _read(path) == "0.1\t0.9\n0.75\t0.25\n"
 
 
@@ -27,18 +27,17 @@ def test_test_results_regression_one_value_a_line(tmp_path):
 
 def test_row_count_must_match_the_test_examples(tmp_path):
     path = str(tmp_path / "test_results.tsv")
-    with pytest.raises(ValueError, match="Got 3 predictions of real examples for 2 test examples"):
+    with pytest.raises(ValueError, match="Got 3 predictions for 2 test examples"):
         submission.write_test_results(path, [[1.0], [2.0], [3.0]], num_examples=2)
-    with pytest.raises(ValueError, match="Got 1 predictions of real examples for 2"):
-        submission.write_glue_submission(str(tmp_path), "CoLA", [1, 0], ["0", "1"], 2,
-                                         is_real_example=[True, False])
+    with pytest.raises(ValueError, match="Got 1 predictions for 2"):
+        submission.write_glue_submission(str(tmp_path), "CoLA", [1], ["0", "1"], 2)
 
 
 def test_mnli_files_use_label_names(tmp_path):
-    # Scores [n, 3] in get_labels() order; the last row is a padding example.
-    scores = [[0.1, 0.8, 0.1], [0.1, 0.1, 0.8], [0.8, 0.1, 0.1], [0.9, 0.0, 0.1]]
+    # Scores [n, 3] in get_labels() order.
+    scores = [[0.1, 0.8, 0.1], [0.1, 0.1, 0.8], [0.8, 0.1, 0.1]]
     path = submission.write_glue_submission(str(tmp_path), "MNLI-m", scores, MNLI_LABELS,
-                                            num_examples=3, is_real_example=[1, 1, 1, 0])
+                                            num_examples=3)
     assert path == str(tmp_path / "MNLI-m.tsv")
     assert _read(path) == "index\tprediction\n0\tentailment\n1\tneutral\n2\tcontradiction\n"
     path = submission.write_glue_submission(str(tmp_path), "AX", [2, 1], MNLI_LABELS, 2)
@@ -61,8 +60,7 @@ def test_qnli_rte_write_not_entailment(tmp_path):
 
 def test_stsb_scores_are_clipped_floats(tmp_path):
     path = submission.write_glue_submission(
-        str(tmp_path), "STS-B", [[5.4], [-0.2], [2.5], [3.14159], [1.0]], [], num_examples=4,
-        is_real_example=[1, 1, 1, 1, 0])
+        str(tmp_path), "STS-B", [[5.4], [-0.2], [2.5], [3.14159]], [], num_examples=4)
     assert _read(path) == "index\tprediction\n0\t5.000\n1\t0.000\n2\t2.500\n3\t3.142\n"
 
 

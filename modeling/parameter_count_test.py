@@ -8,7 +8,7 @@ from modeling.parameter_count import count_parameters
 
 
 def _paper_config(hidden, heads, head_size, intermediate, layers=24):
-    # The original BERT layout the paper used (papers.md).
+    # The original BERT layout the paper used: 24 layers, the uncased 30522-token vocabulary.
     return modeling.BertConfig(
         vocab_size=30522,
         hidden_size=hidden,
@@ -49,7 +49,7 @@ def test_counts_equal_built_model_variables(config):
 
 
 # (hidden, heads, head_size, intermediate) -> parameters as the paper reports
-# them, and as papers.md recomputes them (which includes the MLM transform).
+# them, and recomputed to one decimal with the pre-training heads (MLM transform included).
 PAPER_COUNTS = [
     # Table 1: BERT-large, standard head size.
     ((1024, 8, None, 4096), 336e6, 336.2e6),
@@ -76,7 +76,7 @@ PAPER_COUNTS = [
 def test_reproduces_paper_counts(shape, paper, recomputed):
     counts = count_parameters(_paper_config(*shape), include_pretraining_heads=True)
     assert abs(counts["total"] - paper) / paper < 0.005
-    # papers.md's one-decimal figures count the MLM transform too.
+    # The one-decimal recomputation counts the MLM transform too.
     with_transform = counts["total_with_pretraining_heads"]
     assert abs(with_transform - recomputed) < 0.06e6
 

@@ -420,17 +420,6 @@ class FastFullTokenizer(object):
         pieces = self._wordpiece.tokenize(words.with_flat_values(flat_words))
         return pieces.merge_dims(1, 2)
 
-    def _basic_tokenize(self, strings):
-        """BasicTokenizer.tokenize on a batch; see the module docstring.
-
-        Args:
-          strings: tf.Tensor[string, [batch]].
-
-        Returns:
-          tf.RaggedTensor[string, [batch, (words)]].
-        """
-        return self._split_words(self._normalize(_drop_invalid_utf8(strings)))
-
     def _normalize(self, text):
         """Steps 2 and 3 of the module docstring, on valid UTF-8."""
         # Must come before lower-casing: tf.strings.lower stops at a NUL.
