@@ -199,3 +199,31 @@ def test_lamb_pretrains(data_dir, tmp_path):
     shapes = dict(tf.train.list_variables(str(tmp_path / "out" / "model.ckpt-60")))
     assert shapes["bert/encoder/layer_0/attention/self/query/kernel/adam_m"] == [32, 48]
     assert shapes["cls/predictions/output_bias/adam_v"] == [VOCAB]
+
+
+class _Crash(Exception):
+    pass
+
+
+def test_lamb_with_freezing_resumes_exactly(data_dir, tmp_path):
+    """A crash after step 4 (checkpoint at 3), then the same command: the weights of an uninterrupted run."""
+    runs = dict(optimizer="lamb", freeze="attention:0", num_train_steps=6, save_checkpoints_steps=3,
+                iterations_per_loop=2, train_batch_size=8)
+    pretraining.run(_options(data_dir, tmp_path / "straight", **runs))
+
+    def crash_after_step_4(step):
+        if step == 4:
+            raise _Crash()
+
+    with pytest.raises(_Crash):
+        pretraining.run(_options(data_dir, tmp_path / "resumed", **runs), callbacks=[crash_after_step_4])
+    pretraining.run(_options(data_dir, tmp_path / "resumed", **runs))
+    a = tf.train.load_checkpoint(str(tmp_path / "straight" / "model.ckpt-6"))
+    b = tf.train.load_checkpoint(str(tmp_path / "resumed" / "model.ckpt-6"))
+    names = sorted(a.get_variable_to_shape_map())
+    assert names == sorted(b.get_variable_to_shape_map())
+    for name in names:
+        np.testing.assert_array_equal(a.get_tensor(name), b.get_tensor(name), err_msg=name)
+    # Frozen variables have no LAMB slots; the others do.
+    assert "bert/encoder/layer_0/attention/self/query/kernel/adam_m" not in names
+    assert "bert/encoder/layer_1/attention/self/query/kernel/adam_m" in names
