@@ -1,9 +1,12 @@
 """End-to-end test of the create_pretraining_data.py command line, in a subprocess."""
 
+import glob
 import os
 import re
+import signal
 import subprocess
 import sys
+import time
 
 import tensorflow as tf
 
@@ -51,7 +54,64 @@ def test_command_line(tmp_path):
     assert abs(counts[0] - counts[1]) <= 1  # Round-robin.
     pretraining_input.check_record_lengths(outputs, 32, 5)
     assert process.stderr.count("*** Example ***") == 20
+    assert sorted(os.listdir(tmp_path)) == ["a.txt", "b.txt", "out-0.tfrecord",
+                                            "out-1.tfrecord", "vocab.txt"]
 
+
+def _children(pid):
+    """The pids of the child processes of `pid` (Linux)."""
+    children = set()
+    for path in glob.glob("/proc/%d/task/*/children" % pid):
+        with open(path) as f:
+            children.update(int(child) for child in f.read().split())
+    return children
+
+
+def _running(pid):
+    """Whether process `pid` exists and is not a zombie."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def test_killing_the_main_process_kills_the_workers_and_leaves_no_output(tmp_path):
+    vocab_file = testing.write_vocab(str(tmp_path / "vocab.txt"))
+    # Two shards of ~1 s of a worker's time: killed as it writes shard 0, the
+    # main process leaves a worker busy with shard 1, which (on its own) would
+    # then wait forever for a task: it holds the task queue's write end too.
+    corpus = testing.write_corpus(str(tmp_path / "corpus.txt"),
+                                  testing.make_documents(500, seed=4) * 4)
+    output = str(tmp_path / "out.tfrecord")
+    process = subprocess.Popen(
+        [sys.executable, os.path.join(REPO_DIR, "create_pretraining_data.py"),
+         "--input_file=" + corpus, "--output_file=" + output, "--vocab_file=" + vocab_file,
+         "--num_workers=1", "--documents_per_shard=1000"],
+        cwd=REPO_DIR, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        incomplete = output + ".incomplete"
+        deadline = time.monotonic() + 120
+        while not (os.path.exists(incomplete) and os.path.getsize(incomplete)):
+            assert process.poll() is None and time.monotonic() < deadline, "not writing"
+            time.sleep(0.02)
+        workers = _children(process.pid)
+    finally:
+        process.kill()  # SIGKILL: the process cannot clean up.
+        process.wait()
+    assert workers
+    try:
+        deadline = time.monotonic() + 1.5
+        while time.monotonic() < deadline and any(map(_running, workers)):
+            time.sleep(0.05)
+        assert not [pid for pid in workers if _running(pid)]
+    finally:
+        for pid in filter(_running, workers):
+            os.kill(pid, signal.SIGKILL)  # Not left running if the test fails.
+    size = os.path.getsize(incomplete)
+    time.sleep(0.3)
+    assert os.path.getsize(incomplete) == size  # Nothing writes it any more.
+    assert not os.path.exists(output)
 
 
 def test_benchmark_quick_mode_runs():

@@ -79,8 +79,9 @@ from pretraining_data import instances, reference
 logging.set_verbosity(logging.WARNING)
 start = time.monotonic()
 count = reference.create_pretraining_data(
-    [sys.argv[1]], [sys.argv[2]], sys.argv[3], True,
-    instances.InstanceOptions(dupe_factor=int(sys.argv[4])), random_seed=12345)
+    [sys.argv[1]], [sys.argv[2]], instances.CreatePretrainingDataOptions(
+        input_file=sys.argv[1], output_file=sys.argv[2], vocab_file=sys.argv[3],
+        dupe_factor=int(sys.argv[4]), random_seed=12345))
 print("instances=%d seconds=%.3f" % (count, time.monotonic() - start))
 """
 

@@ -1,6 +1,7 @@
 """Pre-training data: the original create_pretraining_data algorithm, streaming and parallel.
 
-  instances.py           the original algorithm: documents -> TrainingInstances
+  instances.py           the original algorithm: documents -> TrainingInstances;
+                         CreatePretrainingDataOptions, the command line
   _instance_kernels.pyx  its per-document code compiled, for the compiled generator
   fast_random.py         random.Random with faster shuffle/randint, same draws
   _mersenne_twister.pyx  the compiled generator (.pxd: its C interface)

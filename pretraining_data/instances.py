@@ -14,11 +14,16 @@ tokens. Tokens may be the vocab's strings, as in the original, or any
 distinct values of their ids (our workers use the ids' protobuf varints, see
 example_encoder): `InstanceVocab` says which values are [CLS], [SEP], [MASK]
 and "##" pieces, and nothing else looks at a token.
+
+`CreatePretrainingDataOptions` declares the command line; `options` here is
+one, of which only the fields that shape instances are read.
 """
 
 import dataclasses
 import itertools
 from typing import Hashable, List, Sequence
+
+from options import Options, option
 
 try:
     from pretraining_data import _instance_kernels
@@ -34,19 +39,45 @@ SEP = "[SEP]"
 MASK = "[MASK]"
 
 
-@dataclasses.dataclass(frozen=True)
-class InstanceOptions:
-    """The original flags that shape instances (same names and defaults)."""
+@dataclasses.dataclass(kw_only=True)
+class CreatePretrainingDataOptions(Options):
+    """The create_pretraining_data.py command line: the original flags, then ours.
 
-    max_seq_length: int = 128
-    max_predictions_per_seq: int = 20
-    dupe_factor: int = 10
-    masked_lm_prob: float = 0.15
-    short_seq_prob: float = 0.1
-    do_whole_word_mask: bool = False
+    It lives here, not in pipeline.py, because the workers receive it (it
+    shapes the instances) and must not import TensorFlow.
+    """
+
+    input_file: str = option(
+        help="Text input: one sentence per line, a blank line between documents. A file, a "
+        "glob, or a comma-separated list of them.")
+    output_file: str = option(
+        help="TFRecord file(s) to write; with a comma-separated list, instances go to the "
+        "files in turn.")
+    vocab_file: str = option(help="WordPiece vocab of the model, one token per line.")
+    do_lower_case: bool = option(
+        True, "Lower-case and strip accents: True for uncased models, False for cased.")
+    do_whole_word_mask: bool = option(
+        False, "Mask all the WordPieces of a word together instead of each on its own.")
+    max_seq_length: int = option(128, "Tokens per instance, [CLS] and [SEP]s included.")
+    max_predictions_per_seq: int = option(20, "Most masked positions per instance.")
+    random_seed: int = option(12345, "Seed of every random choice.")
+    dupe_factor: int = option(
+        10, "Passes over the input, each with its own masks and segment pairs.")
+    masked_lm_prob: float = option(0.15, "Fraction of the tokens to mask.")
+    short_seq_prob: float = option(
+        0.1, "Probability that a document's instances aim at a random length shorter than "
+        "max_seq_length.")
+    num_workers: int = option(
+        1, "Worker processes creating instances, a shard each at a time (0: in the main "
+        "process). The output is the same for any value.", new=True)
+    documents_per_shard: int = option(
+        10000, "Documents per shard: each shard is shuffled, duplicated and masked on its "
+        "own, and draws its random next segments from itself. Memory grows with it: ~250 "
+        "bytes per token of a shard, num_workers + 1 shards at a time. Lower it for "
+        "book-length documents.", new=True)
 
     def validate(self):
-        """Raises ValueError, naming the flag, for values the algorithm cannot use."""
+        """Raises ValueError, naming the flag, for values the run cannot use."""
         # [CLS] A [SEP] B [SEP] with A, B non-empty, and randint(2, max_seq_length - 3).
         if self.max_seq_length < 5:
             raise ValueError("--max_seq_length must be at least 5, got %d." % self.max_seq_length)
@@ -59,6 +90,12 @@ class InstanceOptions:
             raise ValueError("--masked_lm_prob must be in [0, 1], got %r." % self.masked_lm_prob)
         if not 0.0 <= self.short_seq_prob <= 1.0:
             raise ValueError("--short_seq_prob must be in [0, 1], got %r." % self.short_seq_prob)
+        if self.num_workers < 0:
+            raise ValueError("--num_workers must be 0 or more, got %d." % self.num_workers)
+        if self.documents_per_shard < 1:
+            raise ValueError("--documents_per_shard must be at least 1, got %d."
+                             % self.documents_per_shard)
+        super().validate()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -134,7 +171,7 @@ def create_training_instances(documents, vocab, options, rng):
     Args:
       documents: list of documents, none empty; shuffled in place.
       vocab: InstanceVocab, in the tokens' representation.
-      options: InstanceOptions.
+      options: CreatePretrainingDataOptions (the fields that shape instances).
       rng: random.Random.
 
     Returns:
@@ -187,7 +224,7 @@ def create_instances_from_document(all_documents, document_index, vocab, options
       all_documents: list of documents; random B segments come from it.
       document_index: int, the document to cut into instances.
       vocab: InstanceVocab.
-      options: InstanceOptions.
+      options: CreatePretrainingDataOptions (the fields that shape instances).
       rng: random.Random.
       plain_text: bool, True if no document holds [CLS] or [SEP].
 

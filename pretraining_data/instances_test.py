@@ -13,11 +13,17 @@ import pytest
 
 from pretraining_data import fast_random
 from pretraining_data import instances
-from pretraining_data.instances import InstanceOptions, InstanceVocab
+from pretraining_data.instances import CreatePretrainingDataOptions, InstanceVocab
 
 VOCAB_WORDS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + ["w%d" % i for i in range(200)] + [
     "##p%d" % i for i in range(50)]
 VOCAB = InstanceVocab.of_tokens({word: i for i, word in enumerate(VOCAB_WORDS)})
+
+
+def _options(**changes):
+    """The command line's options; instance creation does not read the paths."""
+    return CreatePretrainingDataOptions(input_file="in.txt", output_file="out.tfrecord",
+                                        vocab_file="vocab.txt", **changes)
 
 
 def _traceable_documents(num_documents, seed, max_sentences=12):
@@ -157,15 +163,15 @@ def test_the_compiled_instance_code_is_built_and_in_use():
 @pytest.mark.parametrize("rng_class", RNG_CLASSES)
 @pytest.mark.parametrize("special_tokens_in_text", [False, True])
 @pytest.mark.parametrize("options", [
-    InstanceOptions(dupe_factor=3),
-    InstanceOptions(dupe_factor=2, do_whole_word_mask=True),
-    InstanceOptions(dupe_factor=2, max_seq_length=24, max_predictions_per_seq=5,
-                    masked_lm_prob=0.3, short_seq_prob=0.5),
-    InstanceOptions(dupe_factor=2, max_seq_length=5, max_predictions_per_seq=1,
-                    short_seq_prob=1.0, do_whole_word_mask=True),
-    InstanceOptions(dupe_factor=1, max_seq_length=40, max_predictions_per_seq=40,
-                    masked_lm_prob=1.0, short_seq_prob=1.0),
-    InstanceOptions(dupe_factor=1, masked_lm_prob=0.0, do_whole_word_mask=True),
+    _options(dupe_factor=3),
+    _options(dupe_factor=2, do_whole_word_mask=True),
+    _options(dupe_factor=2, max_seq_length=24, max_predictions_per_seq=5, masked_lm_prob=0.3,
+             short_seq_prob=0.5),
+    _options(dupe_factor=2, max_seq_length=5, max_predictions_per_seq=1, short_seq_prob=1.0,
+             do_whole_word_mask=True),
+    _options(dupe_factor=1, max_seq_length=40, max_predictions_per_seq=40, masked_lm_prob=1.0,
+             short_seq_prob=1.0),
+    _options(dupe_factor=1, masked_lm_prob=0.0, do_whole_word_mask=True),
 ])
 def test_same_instances_as_a_plain_transcription_of_the_original(options, special_tokens_in_text,
                                                                   rng_class):
@@ -184,7 +190,7 @@ def test_same_instances_as_a_plain_transcription_of_the_original(options, specia
 def test_a_one_document_corpus_draws_its_own_random_segments(rng_class):
     # _random_segment gives up after 10 draws of the document itself.
     documents = [[["w%d" % (i * 7 % 200) for i in range(s, s + 9)] for s in range(12)]]
-    options = InstanceOptions(dupe_factor=3, max_seq_length=32)
+    options = _options(dupe_factor=3, max_seq_length=32)
     ours = instances.create_training_instances(
         [list(d) for d in documents], VOCAB, options, rng_class(3))
     theirs = _original_instances([list(d) for d in documents], VOCAB_WORDS, options,
@@ -197,7 +203,7 @@ def test_instances_are_the_same_as_ids_and_as_tokens():
     vocab = {word: i for i, word in enumerate(VOCAB_WORDS)}
     documents = _word_documents(30, seed=2)
     as_ids = [[[vocab[t] for t in sentence] for sentence in d] for d in documents]
-    options = InstanceOptions(dupe_factor=2, do_whole_word_mask=True)
+    options = _options(dupe_factor=2, do_whole_word_mask=True)
     by_token = instances.create_training_instances(documents, VOCAB, options, random.Random(5))
     by_id = instances.create_training_instances(
         as_ids, InstanceVocab.of_ids(vocab), options, random.Random(5))
@@ -207,7 +213,7 @@ def test_instances_are_the_same_as_ids_and_as_tokens():
 
 
 def test_segment_layout_and_lengths():
-    options = InstanceOptions(dupe_factor=2, max_seq_length=64)
+    options = _options(dupe_factor=2, max_seq_length=64)
     result = instances.create_training_instances(
         _traceable_documents(60, seed=3), VOCAB, options, random.Random(1))
     lengths = collections.Counter()
@@ -228,7 +234,7 @@ def test_segment_layout_and_lengths():
 def test_next_sentence_labels():
     result = instances.create_training_instances(
         _traceable_documents(200, seed=4, max_sentences=30), VOCAB,
-        InstanceOptions(dupe_factor=2, short_seq_prob=0.0), random.Random(2))
+        _options(dupe_factor=2, short_seq_prob=0.0), random.Random(2))
     labels = [instance.is_random_next for instance in result]
     assert 0.45 < sum(labels) / len(labels) < 0.6  # 50%, plus one-sentence chunks.
 
@@ -335,7 +341,7 @@ def test_truncate_seq_pair_trims_the_longer_from_both_ends():
 
 def test_determinism_per_seed():
     documents = _word_documents(30, seed=5)
-    options = InstanceOptions(dupe_factor=2)
+    options = _options(dupe_factor=2)
 
     def run(seed):
         return instances.create_training_instances([list(d) for d in documents], VOCAB, options,
@@ -346,14 +352,16 @@ def test_determinism_per_seed():
 
 
 def test_options_are_validated():
-    InstanceOptions().validate()
+    _options().validate()
     for bad, flag in ((dict(max_seq_length=4), "--max_seq_length"),
                       (dict(max_predictions_per_seq=0), "--max_predictions_per_seq"),
                       (dict(dupe_factor=0), "--dupe_factor"),
                       (dict(masked_lm_prob=1.5), "--masked_lm_prob"),
-                      (dict(short_seq_prob=-0.1), "--short_seq_prob")):
+                      (dict(short_seq_prob=-0.1), "--short_seq_prob"),
+                      (dict(num_workers=-1), "--num_workers"),
+                      (dict(documents_per_shard=0), "--documents_per_shard")):
         with pytest.raises(ValueError, match=flag):
-            InstanceOptions(**bad).validate()
+            _options(**bad).validate()
 
 
 def test_vocab_without_special_tokens_is_an_error():

@@ -6,7 +6,9 @@
 The main process keeps at most num_workers + 1 shards in flight and writes
 results in shard order, so memory is bounded by a few shards and the output
 is identical for any --num_workers. Workers are spawned (not forked: the main
-process runs TensorFlow threads) and each builds its state once.
+process runs TensorFlow threads), each builds its state once, and each exits
+when the main process dies. The output files appear only once complete
+(outputs.writing): an interrupted run leaves none, nor a partial one.
 """
 
 import collections
@@ -15,10 +17,12 @@ from concurrent import futures
 import dataclasses
 import functools
 import multiprocessing
+import os
 import time
 
 from absl import logging
 
+import outputs
 from pretraining_data import documents as documents_lib
 from pretraining_data import example_encoder
 from pretraining_data import fast_random
@@ -28,23 +32,6 @@ from pretraining_data import shard_tokenizer
 from pretraining_data import shard_worker
 from pretraining_data import shards
 from pretraining_data import writer as writer_lib
-
-
-@dataclasses.dataclass(frozen=True)
-class PipelineOptions:
-    """The command line: the original flags, then ours (see the README)."""
-
-    input_file: str
-    output_file: str
-    vocab_file: str
-    do_lower_case: bool = True
-    instance_options: instances.InstanceOptions = instances.InstanceOptions()
-    random_seed: int = 12345
-    num_workers: int = 1  # 0: in the main process.
-    documents_per_shard: int = 10000
-    # False: the original pure-Python tokenizer (same ids, ~20x slower).
-    fast_tokenizer: bool = True
-    progress_interval_seconds: float = 10.0
 
 
 @dataclasses.dataclass
@@ -60,16 +47,8 @@ class Summary:
     seconds: float
 
 
-def _validate(options):
-    options.instance_options.validate()
-    if options.num_workers < 0:
-        raise ValueError("--num_workers must be 0 or more, got %d." % options.num_workers)
-    if options.progress_interval_seconds <= 0:
-        raise ValueError("The progress interval must be positive, got %r."
-                         % options.progress_interval_seconds)
-    if options.documents_per_shard < 1:
-        raise ValueError("--documents_per_shard must be at least 1, got %d."
-                         % options.documents_per_shard)
+class WorkerDiedError(RuntimeError):
+    """A worker process died (killed for lack of memory, say)."""
 
 
 def missing_compiled_modules():
@@ -95,7 +74,7 @@ def _shard_processing(processor_args, num_workers):
     # killed for lack of memory) it raises BrokenProcessPool where Pool hangs.
     with futures.ProcessPoolExecutor(
             num_workers, multiprocessing.get_context("spawn"), shard_worker.init_worker,
-            processor_args) as executor:
+            (os.getpid(), *processor_args)) as executor:
         for _ in range(num_workers):
             executor.submit(int)  # A no-op task: each starts a worker now.
         yield functools.partial(_results_in_order, executor, num_workers)
@@ -117,7 +96,7 @@ def _results_in_order(executor, num_workers, shard_stream):
         while pending:
             yield pending.popleft().result()
     except futures.process.BrokenProcessPool:
-        raise RuntimeError(
+        raise WorkerDiedError(
             "A worker process died, maybe killed for lack of memory: try a smaller "
             "--documents_per_shard or fewer --num_workers.") from None
     finally:
@@ -125,8 +104,14 @@ def _results_in_order(executor, num_workers, shard_stream):
             future.cancel()
 
 
-def run(options):
+def run(options, fast_tokenizer=True, progress_interval_seconds=10.0):
     """Creates the pre-training data described by `options`.
+
+    Args:
+      options: instances.CreatePretrainingDataOptions.
+      fast_tokenizer: False for the original pure-Python tokenizer (same ids,
+        ~20x slower).
+      progress_interval_seconds: float, how often to log the progress.
 
     Returns:
       Summary.
@@ -134,10 +119,13 @@ def run(options):
     Raises:
       ValueError: with a message for the user (bad flag, missing or
         unreadable file, empty input, ...).
-      RuntimeError: a worker process died.
+      WorkerDiedError: a worker process died.
     """
     started = time.monotonic()
-    _validate(options)
+    options.validate()
+    if progress_interval_seconds <= 0:
+        raise ValueError("The progress interval must be positive, got %r."
+                         % progress_interval_seconds)
     missing = missing_compiled_modules()
     if missing:
         logging.warning("Not built, or not agreeing with the Python code here: %s; run `make "
@@ -147,48 +135,46 @@ def run(options):
     output_files = writer_lib.parse_output_files(options.output_file)
     reader = documents_lib.DocumentReader(input_files)
     vocab = shard_tokenizer.load_vocab(options.vocab_file)
-    processor_args = (vocab, options.instance_options, options.random_seed)
+    processor_args = (vocab, options, options.random_seed)
     shard_worker.ShardProcessor(*processor_args)  # Vocab errors here, not in a worker.
 
     with _shard_processing(processor_args, options.num_workers) as process_shards:
         tokenize = shard_tokenizer.ShardTokenizer(options.vocab_file, options.do_lower_case,
-                                                  options.fast_tokenizer)
+                                                  fast_tokenizer)
         logging.info("*** Reading from %d input files (%d bytes) ***", len(input_files),
                      reader.total_bytes)
-        writer = writer_lib.RoundRobinWriter(output_files, tokenize.inv_vocab)
-        logging.info("*** Writing to output files ***")
-        for path in output_files:
-            logging.info("  %s", path)
-        progress = progress_lib.Progress(reader.total_bytes, options.progress_interval_seconds)
+        # Every output file is written beside its path and renamed there
+        # only after its last record; on any exception it is removed.
+        with writer_lib.RoundRobinWriter(output_files, tokenize.inv_vocab) as writer:
+            logging.info("*** Writing to output files ***")
+            for path in output_files:
+                logging.info("  %s", path)
+            logging.info("  (each as <file>%s until complete)", outputs.INCOMPLETE_SUFFIX)
+            progress = progress_lib.Progress(reader.total_bytes, progress_interval_seconds)
 
-        def shard_stream():
-            groups = shards.group_documents(reader, options.documents_per_shard)
-            for index, group in enumerate(groups):
-                shard = tokenize(index, group, reader.bytes_read)
-                progress.documents = reader.num_documents
-                yield shard
+            def shard_stream():
+                groups = shards.group_documents(reader, options.documents_per_shard)
+                for index, group in enumerate(groups):
+                    shard = tokenize(index, group, reader.bytes_read)
+                    progress.documents = reader.num_documents
+                    yield shard
 
-        num_shards = 0
-        try:
+            num_shards = 0
             with progress:
                 for result in process_shards(shard_stream()):
                     writer.write_shard(result)
                     num_shards += 1
                     progress.instances = writer.total_written
                     progress.written_bytes = result.input_bytes
-        except BaseException:
-            writer.close(quiet=True)
-            raise
-        writer.close()
+            num_skipped = sum(reader.skipped_lines.values())
+            for path, count in sorted(reader.skipped_lines.items()):
+                logging.warning("Skipped %d lines that are not valid UTF-8 in %s", count, path)
+            if not writer.total_written:
+                raise ValueError(
+                    "The input holds no text: no line of %s tokenizes to anything%s."
+                    % (", ".join(input_files),
+                       " (lines skipped as not UTF-8: %d)" % num_skipped if num_skipped else ""))
 
-    num_skipped = sum(reader.skipped_lines.values())
-    for path, count in sorted(reader.skipped_lines.items()):
-        logging.warning("Skipped %d lines that are not valid UTF-8 in %s", count, path)
-    if not writer.total_written:
-        raise ValueError(
-            "The input holds no text: no line of %s tokenizes to anything%s."
-            % (", ".join(input_files),
-               " (lines skipped as not UTF-8: %d)" % num_skipped if num_skipped else ""))
     summary = Summary(input_files, output_files, reader.num_documents, num_shards,
                       writer.total_written, dict(reader.skipped_lines),
                       time.monotonic() - started)

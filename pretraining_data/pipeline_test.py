@@ -1,6 +1,5 @@
 """The pipeline end to end: parity with the original, workers, outputs, errors."""
 
-import dataclasses
 import logging
 import os
 import subprocess
@@ -13,10 +12,13 @@ import tensorflow as tf
 from pretraining_data import instances
 from pretraining_data import pipeline
 from pretraining_data import reference
+from pretraining_data import shard_worker
 from pretraining_data import testing
+from pretraining_data import writer as writer_lib
 from training import pretraining_input
 
-OPTIONS = instances.InstanceOptions(max_seq_length=64, max_predictions_per_seq=10, dupe_factor=3)
+# The instance flags of these tests (the rest keep their defaults).
+SMALL = dict(max_seq_length=64, max_predictions_per_seq=10, dupe_factor=3)
 
 
 @pytest.fixture(scope="module")
@@ -32,20 +34,21 @@ def data(tmp_path_factory):
     }
 
 
-def _run(data, name, **kwargs):
+def _run(data, name, fast_tokenizer=True, **kwargs):
     """Runs the pipeline; returns (summary, list of records per output file)."""
-    num_outputs = kwargs.pop("num_outputs", 1)
-    kwargs.setdefault("num_workers", 0)  # In-process unless a test is about workers.
-    outputs = [str(data["dir"] / ("%s-%d.tfrecord" % (name, i))) for i in range(num_outputs)]
-    options = pipeline.PipelineOptions(
+    outputs = _output_files(data, name, kwargs.pop("num_outputs", 1))
+    options = instances.CreatePretrainingDataOptions(
         input_file=",".join(kwargs.pop("inputs", data["inputs"])),
         output_file=",".join(outputs),
         vocab_file=data["vocab"],
-        instance_options=kwargs.pop("instance_options", OPTIONS),
-        progress_interval_seconds=0.05,
-        **kwargs)
-    summary = pipeline.run(options)
+        # In-process unless a test is about workers.
+        **{**SMALL, "num_workers": 0, **kwargs})
+    summary = pipeline.run(options, fast_tokenizer=fast_tokenizer, progress_interval_seconds=0.05)
     return summary, [_records(path) for path in outputs]
+
+
+def _output_files(data, name, num_outputs):
+    return [str(data["dir"] / ("%s-%d.tfrecord" % (name, i))) for i in range(num_outputs)]
 
 
 def _records(path):
@@ -55,11 +58,12 @@ def _records(path):
 @pytest.mark.parametrize("fast_tokenizer,whole_word", [(False, False), (True, False),
                                                        (True, True)])
 def test_one_shard_is_byte_identical_to_the_original_algorithm(data, fast_tokenizer, whole_word):
-    options = dataclasses.replace(OPTIONS, do_whole_word_mask=whole_word)
     expected = [str(data["dir"] / ("reference-%d.tfrecord" % i)) for i in range(2)]
-    count = reference.create_pretraining_data(data["inputs"], expected, data["vocab"], True,
-                                              options, random_seed=7)
-    summary, ours = _run(data, "one-shard", num_outputs=2, instance_options=options,
+    options = instances.CreatePretrainingDataOptions(
+        input_file=",".join(data["inputs"]), output_file=",".join(expected),
+        vocab_file=data["vocab"], do_whole_word_mask=whole_word, random_seed=7, **SMALL)
+    count = reference.create_pretraining_data(data["inputs"], expected, options)
+    summary, ours = _run(data, "one-shard", num_outputs=2, do_whole_word_mask=whole_word,
                          random_seed=7, documents_per_shard=1000, fast_tokenizer=fast_tokenizer)
     assert summary.num_shards == 1 and summary.num_instances == count > 500
     for path, records in zip(expected, ours):
@@ -142,6 +146,8 @@ def test_invalid_utf8_lines_are_skipped_and_counted(data):
 def test_input_errors(data, make_input, message):
     with pytest.raises(ValueError, match=message):
         _run(data, "error", inputs=[str(make_input(data["dir"]))])
+    # Not even an empty output file, nor its .incomplete.
+    assert not [name for name in os.listdir(data["dir"]) if name.startswith("error-")]
 
 
 def _with(path, content):
@@ -164,11 +170,42 @@ def test_flag_errors(data, tmp_path):
     with pytest.raises(ValueError, match="--documents_per_shard"):
         _run(data, "error", documents_per_shard=0)
     with pytest.raises(ValueError, match="--max_seq_length"):
-        _run(data, "error", instance_options=instances.InstanceOptions(max_seq_length=3))
+        _run(data, "error", max_seq_length=3)
     with pytest.raises(ValueError, match="Cannot create output file"):
-        pipeline.run(pipeline.PipelineOptions(
+        pipeline.run(instances.CreatePretrainingDataOptions(
             input_file=data["inputs"][0], output_file=str(tmp_path / "no-dir" / "out.tfrecord"),
             vocab_file=data["vocab"], num_workers=0))
+
+
+def test_an_interrupted_run_leaves_no_output_and_keeps_a_previous_one(data, monkeypatch):
+    paths = _output_files(data, "interrupted", 2)
+    _run(data, "interrupted", documents_per_shard=30)  # A complete paths[0].
+    with open(paths[0], "rb") as f:
+        previous = f.read()
+    write_shard = writer_lib.RoundRobinWriter.write_shard
+
+    def write_one_shard_then_stop(writer, records):
+        if writer.total_written:
+            raise KeyboardInterrupt
+        write_shard(writer, records)
+
+    monkeypatch.setattr(writer_lib.RoundRobinWriter, "write_shard", write_one_shard_then_stop)
+    with pytest.raises(KeyboardInterrupt):
+        _run(data, "interrupted", num_outputs=2, documents_per_shard=30)
+    with open(paths[0], "rb") as f:
+        assert f.read() == previous
+    assert sorted(n for n in os.listdir(data["dir"]) if n.startswith("interrupted-")) == [
+        "interrupted-0.tfrecord"]
+
+
+def test_without_prctl_a_worker_exits_once_its_parent_pid_changes(monkeypatch):
+    # The fallback of shard_worker.exit_with_parent; Linux uses PR_SET_PDEATHSIG
+    # (create_pretraining_data_test kills a main process).
+    parent_pids = iter([42, 42, 1])  # Orphans are adopted: the parent pid changes.
+    monkeypatch.setattr(shard_worker.os, "getppid", lambda: next(parent_pids))
+    exits = []
+    shard_worker.watch_parent(42, interval_seconds=0, exit_process=exits.append)
+    assert exits == [1] and next(parent_pids, None) is None
 
 
 def test_worker_modules_do_not_import_tensorflow():

@@ -78,31 +78,28 @@ def instance_to_example(instance, tokenizer, max_seq_length, max_predictions_per
     return tf.train.Example(features=tf.train.Features(feature=features))
 
 
-def create_pretraining_data(input_files, output_files, vocab_file, do_lower_case,
-                            instance_options, random_seed):
+def create_pretraining_data(input_files, output_files, options):
     """Runs the original algorithm on `input_files`, writing `output_files`.
 
     Args:
       input_files: list[str], already expanded.
       output_files: list[str], written round-robin.
-      vocab_file: str.
-      do_lower_case: bool.
-      instance_options: instances.InstanceOptions.
-      random_seed: int.
+      options: instances.CreatePretrainingDataOptions; its vocab_file,
+        do_lower_case, random_seed and instance fields are used.
 
     Returns:
       int, the number of instances written.
     """
-    tokenizer = tokenization.FullTokenizer(vocab_file, do_lower_case)
+    tokenizer = tokenization.FullTokenizer(options.vocab_file, options.do_lower_case)
     documents = read_documents(input_files, tokenizer)
-    rng = random.Random(random_seed)
+    rng = random.Random(options.random_seed)
     vocab = instances_lib.InstanceVocab.of_tokens(tokenizer.vocab)
-    instances = instances_lib.create_training_instances(documents, vocab, instance_options, rng)
+    instances = instances_lib.create_training_instances(documents, vocab, options, rng)
 
     writers = [tf.io.TFRecordWriter(path) for path in output_files]
     for index, instance in enumerate(instances):
-        example = instance_to_example(instance, tokenizer, instance_options.max_seq_length,
-                                      instance_options.max_predictions_per_seq)
+        example = instance_to_example(instance, tokenizer, options.max_seq_length,
+                                      options.max_predictions_per_seq)
         record = example.SerializeToString(deterministic=True)
         writers[index % len(writers)].write(record)
         if index < 20:

@@ -5,9 +5,15 @@ imports neither TensorFlow nor the tokenizer, so a spawned worker starts in
 a fraction of a second with a small footprint.
 """
 
+import ctypes
 import dataclasses
 import gc
 import itertools
+import os
+import signal
+import sys
+import threading
+import time
 
 from pretraining_data import example_encoder
 from pretraining_data import fast_random
@@ -52,7 +58,7 @@ class ShardProcessor:
 
     Attributes:
       vocab: instances.InstanceVocab, tokens as the varints of their ids.
-      options: instances.InstanceOptions.
+      options: instances.CreatePretrainingDataOptions.
       random_seed: int, the --random_seed.
     """
 
@@ -92,15 +98,50 @@ class ShardProcessor:
 # The worker process's ShardProcessor, set by `init_worker`.
 _processor = None
 
+# From <linux/prctl.h>.
+_PR_SET_PDEATHSIG = 1
 
-def init_worker(vocab, options, random_seed):
-    """Worker initializer: builds the process's ShardProcessor."""
+
+def init_worker(parent_pid, vocab, options, random_seed):
+    """Worker initializer: exits with the main process; builds the process's ShardProcessor.
+
+    Args:
+      parent_pid: int, the main process's pid.
+      vocab, options, random_seed: as ShardProcessor.
+    """
     global _processor
+    exit_with_parent(parent_pid)
     _processor = ShardProcessor(vocab, options, random_seed)
     # Everything so far lives as long as the process: keep it out of the
     # cyclic garbage collector's full passes, which a shard's millions of
     # short-lived lists trigger (measured: ~6% of a worker's instructions).
     gc.freeze()
+
+
+def exit_with_parent(parent_pid):
+    """Makes this process exit soon after its parent `parent_pid` dies, even of SIGKILL.
+
+    Otherwise a worker whose main process was killed finishes its shard for
+    nobody, then waits for a next task forever: it holds the write end of its
+    task queue too, so it never reads an end of file there.
+    """
+    if sys.platform.startswith("linux"):
+        libc = ctypes.CDLL(None, use_errno=True)
+        # The kernel sends SIGKILL when the parent *thread* that spawned us
+        # exits: ProcessPoolExecutor spawns workers in submit(), from the
+        # thread running the pipeline, which outlives the pool.
+        if libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0:
+            if os.getppid() != parent_pid:  # It died before prctl: no signal will come.
+                os._exit(1)
+            return
+    threading.Thread(target=watch_parent, args=(parent_pid,), daemon=True).start()
+
+
+def watch_parent(parent_pid, interval_seconds=0.5, exit_process=os._exit):
+    """Where prctl is missing: polls the parent pid, which changes when the parent dies."""
+    while os.getppid() == parent_pid:
+        time.sleep(interval_seconds)
+    exit_process(1)
 
 
 def process_shard(shard):

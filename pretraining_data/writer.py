@@ -5,10 +5,16 @@ The first 20 instances are logged in the original's format, and the run ends
 with the original's "Wrote N total instances". Records arrive a shard at a
 time, already framed as TFRecords (shard_worker.ShardRecords), and are
 written through `tf.io.gfile`, so any path TensorFlow opens works (gs://...).
+Each file is written as `<path>.incomplete` and renamed to `<path>` at the
+end (outputs.writing): a failed or killed run leaves no partial output.
 """
+
+import contextlib
 
 from absl import logging
 import tensorflow as tf
+
+import outputs
 
 
 # The original logs this many instances.
@@ -40,7 +46,13 @@ def log_instance(record, inv_vocab):
 
 
 class RoundRobinWriter:
-    """The output files, fed a shard of framed records at a time.
+    """The output files, fed a shard of framed records at a time; a context manager.
+
+      with RoundRobinWriter(paths, inv_vocab) as writer:
+          writer.write_shard(records)
+
+    The files appear at their paths when the block ends normally; if it
+    raises, they are removed and the paths are left as they were.
 
     Attributes:
       output_files: list[str].
@@ -48,7 +60,7 @@ class RoundRobinWriter:
     """
 
     def __init__(self, output_files, inv_vocab):
-        """Creates every output file now, so a bad path fails first.
+        """Creates every output file (as `<path>.incomplete`) now, so a bad path fails first.
 
         Args:
           output_files: list[str].
@@ -61,14 +73,21 @@ class RoundRobinWriter:
         self.total_written = 0
         self._inv_vocab = inv_vocab
         self._files = []
-        for path in self.output_files:
-            try:
-                self._files.append(tf.io.gfile.GFile(path, "wb"))
-                self._files[-1].write(b"")  # GFile creates the file on its first write.
-            except (tf.errors.OpError, OSError) as error:
-                self.close(quiet=True)
-                raise ValueError("Cannot create output file %s: %s"
-                                 % (path, getattr(error, "message", error))) from None
+        with contextlib.ExitStack() as stack:
+            # Unwound last in, first out: every file is closed before any is
+            # renamed (or, on an error, removed).
+            temporaries = [stack.enter_context(outputs.writing(path))
+                           for path in self.output_files]
+            for path, temporary in zip(self.output_files, temporaries):
+                output = tf.io.gfile.GFile(temporary, "wb")
+                stack.callback(output.close)
+                self._files.append(output)
+                try:
+                    output.write(b"")  # GFile creates the file on its first write.
+                except (tf.errors.OpError, OSError) as error:
+                    raise ValueError("Cannot create output file %s: %s"
+                                     % (path, getattr(error, "message", error))) from None
+            self._outputs = stack.pop_all()
 
     def write_shard(self, records):
         """Writes a shard's records, continuing the round-robin turn.
@@ -90,10 +109,15 @@ class RoundRobinWriter:
                                       for i in range(first, records.num_records, num_files)))
         self.total_written += records.num_records
 
-    def close(self, quiet=False):
-        """Closes every file; logs the total unless quiet."""
-        for output in self._files:
-            output.close()
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, traceback):
+        """Closes the files; renames them to their paths, or on an exception removes them."""
         self._files = []
-        if not quiet:
+        self._outputs.__exit__(exc_type, exc, traceback)
+        if exc_type is None:
+            for path in self.output_files:
+                logging.info("Wrote %s", path)
             logging.info("Wrote %d total instances", self.total_written)
+        return False

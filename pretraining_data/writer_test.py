@@ -1,6 +1,7 @@
 """RoundRobinWriter: shards of framed records, round-robin over the files, logging."""
 
 import logging
+import os
 
 import pytest
 import tensorflow as tf
@@ -43,12 +44,11 @@ def _serials(path):
 @pytest.mark.parametrize("num_files", [1, 2, 3])
 def test_record_k_goes_to_file_k_mod_n_across_shards(tmp_path, num_files):
     paths = [str(tmp_path / ("out-%d.tfrecord" % i)) for i in range(num_files)]
-    writer = writer_lib.RoundRobinWriter(paths, INV_VOCAB)
     serial = 0
-    for index, size in enumerate([4, 5, 1, 0, 7]):
-        writer.write_shard(_shard(index, range(serial, serial + size)))
-        serial += size
-    writer.close()
+    with writer_lib.RoundRobinWriter(paths, INV_VOCAB) as writer:
+        for index, size in enumerate([4, 5, 1, 0, 7]):
+            writer.write_shard(_shard(index, range(serial, serial + size)))
+            serial += size
     assert writer.total_written == serial == 17
     for i, path in enumerate(paths):
         assert _serials(path) == list(range(serial))[i::num_files]
@@ -56,15 +56,38 @@ def test_record_k_goes_to_file_k_mod_n_across_shards(tmp_path, num_files):
 
 def test_logs_the_first_20_instances_over_shards_and_the_total(tmp_path, caplog):
     caplog.set_level(logging.INFO)
-    writer = writer_lib.RoundRobinWriter([str(tmp_path / "out.tfrecord")], INV_VOCAB)
-    for index in range(3):
-        writer.write_shard(_shard(index, range(3, 3 + 8)))
-    writer.close()
+    path = str(tmp_path / "out.tfrecord")
+    with writer_lib.RoundRobinWriter([path], INV_VOCAB) as writer:
+        for index in range(3):
+            writer.write_shard(_shard(index, range(3, 3 + 8)))
     messages = [r.getMessage() for r in caplog.records]
     assert messages.count("*** Example ***") == 20
     assert "tokens: [CLS] hello [SEP]" in messages
     assert "masked_lm_weights: 1.0" in messages
-    assert messages[-1] == "Wrote 24 total instances"
+    assert messages[-2:] == ["Wrote %s" % path, "Wrote 24 total instances"]
+
+
+def test_the_files_appear_only_when_complete(tmp_path):
+    paths = [str(tmp_path / "out-0.tfrecord"), str(tmp_path / "out-1.tfrecord")]
+    with writer_lib.RoundRobinWriter(paths, INV_VOCAB) as writer:
+        writer.write_shard(_shard(0, range(5)))
+        assert sorted(os.listdir(tmp_path)) == ["out-0.tfrecord.incomplete",
+                                                "out-1.tfrecord.incomplete"]
+    assert sorted(os.listdir(tmp_path)) == ["out-0.tfrecord", "out-1.tfrecord"]
+    assert _serials(paths[0]) == [0, 2, 4] and _serials(paths[1]) == [1, 3]
+
+
+@pytest.mark.parametrize("error", [RuntimeError, KeyboardInterrupt])
+def test_an_error_removes_the_files_and_keeps_previous_ones(tmp_path, error):
+    previous, fresh = str(tmp_path / "previous.tfrecord"), str(tmp_path / "fresh.tfrecord")
+    with writer_lib.RoundRobinWriter([previous], INV_VOCAB) as writer:
+        writer.write_shard(_shard(0, [7, 8]))
+    with pytest.raises(error):
+        with writer_lib.RoundRobinWriter([previous, fresh], INV_VOCAB) as writer:
+            writer.write_shard(_shard(0, range(6)))
+            raise error
+    assert os.listdir(tmp_path) == ["previous.tfrecord"]
+    assert _serials(previous) == [7, 8]
 
 
 def test_a_file_that_cannot_be_created_is_named(tmp_path):
@@ -72,6 +95,7 @@ def test_a_file_that_cannot_be_created_is_named(tmp_path):
     bad = str(tmp_path / "missing-dir" / "bad.tfrecord")
     with pytest.raises(ValueError, match="Cannot create output file .*missing-dir/bad.tfrecord"):
         writer_lib.RoundRobinWriter([good, bad], INV_VOCAB)
+    assert os.listdir(tmp_path) == []  # Nor good.tfrecord.incomplete.
 
 
 def test_parse_output_files():
