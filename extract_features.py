@@ -19,13 +19,15 @@ from absl import logging
 import options
 from feature_extraction.feature_extractor import ExtractFeaturesOptions, run_from_options
 
+_PROGRAM = "extract_features.py"
+
 options.define_flags(ExtractFeaturesOptions)
 
 
 def main(_):
     logging.set_verbosity(logging.INFO)
-    options.run_or_exit("extract_features.py", run_from_options, options.from_flags(ExtractFeaturesOptions))
+    options.run_or_exit(_PROGRAM, run_from_options, options.from_flags(ExtractFeaturesOptions))
 
 
 if __name__ == "__main__":
-    app.run(main)
+    app.run(main, flags_parser=options.flags_parser(_PROGRAM, ExtractFeaturesOptions))

@@ -50,3 +50,19 @@ def test_command_line(tmp_path):
         for feature in record["features"]:
             assert [layer["index"] for layer in feature["layers"]] == [-1, -2]
             assert all(len(layer["values"]) == 16 for layer in feature["layers"])
+
+
+def test_a_bad_command_line_prints_one_line(tmp_path):
+    # TF's C++ start-up notices (no GPU, ...) go to stderr too; silence them.
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+    process = subprocess.run(
+        [sys.executable, os.path.join(REPO_DIR, "extract_features.py"),
+         "--output_file=%s" % (tmp_path / "output.jsonl")],
+        cwd=REPO_DIR, env=env, capture_output=True, text=True, timeout=120,
+    )
+    assert process.returncode == 1
+    assert process.stdout == ""
+    assert process.stderr == (
+        "extract_features.py: error: missing required flags --bert_config_file, --input_file, "
+        "--init_checkpoint, --vocab_file. Try --help.\n"
+    )

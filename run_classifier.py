@@ -23,4 +23,4 @@ def main(_):
 
 
 if __name__ == "__main__":
-    app.run(main)
+    app.run(main, flags_parser=options.flags_parser("run_classifier.py", ClassifierOptions))

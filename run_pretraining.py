@@ -22,4 +22,4 @@ def main(_):
 
 
 if __name__ == "__main__":
-    app.run(main)
+    app.run(main, flags_parser=options.flags_parser("run_pretraining.py", PretrainingOptions))

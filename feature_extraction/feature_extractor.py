@@ -15,6 +15,7 @@ Everything works on any `tokenizer` with the original `tokenize(text)` and
 import collections
 import dataclasses
 import json
+import os
 import re
 
 import numpy as np
@@ -22,9 +23,11 @@ import tensorflow as tf
 from absl import logging
 
 import modeling
+import outputs
 import tokenization
 from options import option
 from training import distribution, run_setup
+from training import init_checkpoint as init_checkpoint_lib
 
 # The original's pair syntax: the last " ||| " wins because `(.*)` is greedy.
 _PAIR_PATTERN = re.compile(r"^(.*) \|\|\| (.*)$")
@@ -32,6 +35,9 @@ _PAIR_PATTERN = re.compile(r"^(.*) \|\|\| (.*)$")
 # Examples whose tokens and ids are logged, as the original does, so that a
 # wrong vocab or casing shows up in the log before a long run.
 _NUM_LOGGED_EXAMPLES = 5
+
+# Line numbers listed in the warning about lines that are not UTF-8.
+_NUM_LISTED_LINES = 10
 
 
 class InputExample(collections.namedtuple("InputExample", ["unique_id", "text_a", "text_b"])):
@@ -65,7 +71,10 @@ def read_examples(input_file):
     """Reads `input_file` (any `tf.io.gfile` path) into `InputExample`s.
 
     Every line is one example, blank lines included (as in the original, they
-    give [CLS] [SEP] only); line i gets unique_id i.
+    give [CLS] [SEP] only); line i gets unique_id i. Bytes that are not UTF-8
+    are dropped, as the original's `convert_to_unicode` does (under Python 2;
+    under Python 3 its text-mode GFile fails instead), with a warning naming
+    the lines.
 
     Raises:
       FileNotFoundError: naming `input_file` when it does not exist.
@@ -74,9 +83,15 @@ def read_examples(input_file):
         raise FileNotFoundError("--input_file not found: %s" % input_file)
     with tf.io.gfile.GFile(input_file, "rb") as reader:
         data = reader.read()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        text = data.decode("utf-8", "ignore")
+        _warn_invalid_lines(input_file, data)
     # Split on "\n" only, as readline() does; str.splitlines() would also
-    # break lines at \x1c, \u2028 etc. and renumber later examples.
-    lines = data.decode("utf-8", "ignore").split("\n")
+    # break lines at \x1c, \u2028 etc. and renumber later examples. Dropping
+    # bytes never drops a "\n": that byte is never part of a multi-byte character.
+    lines = text.split("\n")
     if lines[-1] == "":
         lines.pop()  # The final newline does not start another example.
     examples = []
@@ -88,6 +103,21 @@ def read_examples(input_file):
         else:
             examples.append(InputExample(unique_id, match.group(1), match.group(2)))
     return examples
+
+
+def _warn_invalid_lines(input_file, data):
+    """Warns about the lines of `data` (bytes) that are not valid UTF-8, by 1-based number."""
+    numbers = []
+    for number, line in enumerate(data.split(b"\n"), start=1):
+        try:
+            line.decode("utf-8")
+        except UnicodeDecodeError:
+            numbers.append(number)
+    listed = ", ".join(map(str, numbers[:_NUM_LISTED_LINES]))
+    if len(numbers) > _NUM_LISTED_LINES:
+        listed += " and %d more" % (len(numbers) - _NUM_LISTED_LINES)
+    logging.warning("Dropped the bytes that are not valid UTF-8 from %d line(s) of %s, as the "
+                    "original does: line(s) %s.", len(numbers), input_file, listed)
 
 
 def truncate_seq_pair(tokens_a, tokens_b, max_length):
@@ -216,19 +246,21 @@ def load_encoder(bert_config, init_checkpoint):
       The built, loaded `modeling.BertModel`.
 
     Raises:
-      ValueError: when the checkpoint is not found, does not fit the config,
-        or lacks an embedding or encoder variable (features of randomly
-        initialised weights are useless, so that is never just a warning).
+      ValueError: when the checkpoint is not found or cannot be read, does not
+        fit the config, has a bad seed manifest, or lacks an embedding or
+        encoder variable (features of randomly initialised weights are
+        useless, so that is never just a warning).
     """
+    prefix = init_checkpoint_lib.check(init_checkpoint)
     model = modeling.build_model(modeling.BertModel(bert_config))
-    result = modeling.load_checkpoint(model, init_checkpoint)
+    result = init_checkpoint_lib.load(model, prefix)
     # The pooler is not part of any feature, so a checkpoint may lack it.
     missing = [name for name in result.missing if not name.startswith("bert/pooler/")]
     if missing:
         raise ValueError(
             "Checkpoint %s lacks %d of the model's embedding/encoder variables, "
             "e.g. %s. Is it a BERT checkpoint of this bert_config?"
-            % (init_checkpoint, len(missing), ", ".join(missing[:5]))
+            % (prefix, len(missing), ", ".join(missing[:5]))
         )
     return model
 
@@ -250,11 +282,11 @@ class FeatureExtractor:
         # One trace for every batch, the smaller last one included.
         @tf.function(input_signature=[spec, spec, spec])
         def encode(input_ids, input_mask, input_type_ids):
-            outputs = model(
+            model_outputs = model(
                 dict(input_ids=input_ids, input_mask=input_mask, token_type_ids=input_type_ids),
                 training=False,  # No dropout: features are deterministic.
             )
-            layers = outputs["all_encoder_layers"]
+            layers = model_outputs["all_encoder_layers"]
             return tf.stack([layers[i] for i in self.layer_indexes], axis=1)
 
         self._encode = encode
@@ -312,20 +344,24 @@ def write_features(output_file, features, extractor, batch_size, log_every_n_bat
                                 ...]},   # one per --layers entry, flag order
                     ...]}                # one per real token, no padding
 
+    The file appears only when complete (`outputs.writing`).
+
     Returns:
       int, the number of lines written.
     """
     total = len(features)
     num_batches = (total + batch_size - 1) // batch_size
-    with tf.io.gfile.GFile(output_file, "w") as writer:
+    # Written beside, renamed when complete: a failed run leaves no output_file
+    # that looks complete (nor replaces one from an earlier run).
+    with outputs.writing(output_file) as temporary, tf.io.gfile.GFile(temporary, "w") as writer:
         for batch_index in range(num_batches):
             batch = features[batch_index * batch_size : (batch_index + 1) * batch_size]
-            outputs = extractor(
+            values = extractor(
                 np.array([f.input_ids for f in batch]),
                 np.array([f.input_mask for f in batch]),
                 np.array([f.input_type_ids for f in batch]),
             )
-            for feature, layer_values in zip(batch, outputs):
+            for feature, layer_values in zip(batch, values):
                 record = feature_to_json(feature, layer_values, extractor.layer_indexes)
                 writer.write(json.dumps(record) + "\n")
             done = batch_index + 1
@@ -365,7 +401,7 @@ def run(
 
     Raises:
       ValueError: for a bad layer index, max_seq_length or batch_size, or a
-        checkpoint that cannot initialise the encoder.
+        checkpoint (or its seed manifest) that cannot initialise the encoder.
       FileNotFoundError: when `input_file` does not exist.
     """
     layer_indexes = list(layer_indexes)
@@ -374,16 +410,19 @@ def run(
     check_max_seq_length(max_seq_length, bert_config)
     if batch_size < 1:
         raise ValueError("--batch_size=%d must be positive." % batch_size)
+    checkpoint = init_checkpoint_lib.check(init_checkpoint)
+    output_dir = os.path.dirname(output_file) or "."
+    if not tf.io.gfile.isdir(output_dir):
+        raise ValueError("--output_file=%s: the directory %s does not exist." % (output_file, output_dir))
 
     examples = read_examples(input_file)
     if not examples:
         logging.warning("--input_file %s is empty; writing an empty %s.", input_file, output_file)
-        with tf.io.gfile.GFile(output_file, "w") as writer:
-            writer.write("")  # GFile creates the file only on a write.
+        outputs.write_text(output_file, "")
         return 0
     features = convert_examples_to_features(examples, max_seq_length, tokenizer)
 
-    model = load_encoder(bert_config, init_checkpoint)
+    model = load_encoder(bert_config, checkpoint)
     extractor = FeatureExtractor(model, layer_indexes, max_seq_length)
     count = write_features(output_file, features, extractor, batch_size)
     logging.info("Wrote features of %d examples to %s.", count, output_file)

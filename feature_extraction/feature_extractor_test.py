@@ -7,11 +7,14 @@ import os
 import numpy as np
 import pytest
 import tensorflow as tf
+from absl import flags
 
 import modeling
 import tokenization
 from feature_extraction import feature_extractor
-from modeling import tf1_checkpoint
+from freezing import seeded_values
+from modeling import seeded_init, tf1_checkpoint
+from options.declaration import define_flags, flags_parser
 
 VOCAB = [
     "[PAD]", "[UNK]", "[CLS]", "[SEP]", "the", "cat", "sat", "on", "mat", "dog",
@@ -76,11 +79,11 @@ def write_lines(path, lines):
 
 def run(tiny, tokenizer, input_file, output_file, **kwargs):
     kwargs.setdefault("layer_indexes", [-1])  # The default -1..-4 needs 4 layers.
+    kwargs.setdefault("init_checkpoint", tiny["init_checkpoint"])
     return feature_extractor.run(
         input_file=input_file,
         output_file=output_file,
         bert_config=tiny["model"].config,
-        init_checkpoint=tiny["init_checkpoint"],
         tokenizer=tokenizer,
         **kwargs,
     )
@@ -243,3 +246,196 @@ def test_load_encoder_needs_every_encoder_variable(tiny, tmp_path):
     prefix = tf1_checkpoint.write_tensors(str(tmp_path / "partial.ckpt"), partial)
     with pytest.raises(ValueError, match="lacks 1 of .* " + missing):
         feature_extractor.load_encoder(config, prefix)
+
+
+def test_non_utf8_lines_are_named_in_a_warning_and_their_bytes_dropped(tmp_path, caplog):
+    path = tmp_path / "input.txt"
+    path.write_bytes(b"the cat\na \xff dog\nok\n\xe2\x82 sat\n")
+    with caplog.at_level(std_logging.WARNING):
+        examples = feature_extractor.read_examples(str(path))
+    # The output is the original's: the bad bytes dropped, the lines kept.
+    assert [e.text_a for e in examples] == ["the cat", "a  dog", "ok", "sat"]
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == std_logging.WARNING]
+    assert warnings == [
+        "Dropped the bytes that are not valid UTF-8 from 2 line(s) of %s, as the original does: "
+        "line(s) 2, 4." % path
+    ]
+
+    many = tmp_path / "many.txt"
+    many.write_bytes(b"fine\n" + b"bad \xff\n" * 12)
+    caplog.clear()
+    with caplog.at_level(std_logging.WARNING):
+        assert len(feature_extractor.read_examples(str(many))) == 13
+    assert [r.getMessage() for r in caplog.records] == [
+        "Dropped the bytes that are not valid UTF-8 from 12 line(s) of %s, as the original does: "
+        "line(s) 2, 3, 4, 5, 6, 7, 8, 9, 10, 11 and 2 more." % many
+    ]
+
+
+def test_missing_or_unreadable_init_checkpoint_names_the_flag(tiny, tokenizer, tmp_path):
+    input_file = write_lines(tmp_path / "input.txt", ["the cat"])
+    output_file = str(tmp_path / "output.jsonl")
+    (tmp_path / "empty_dir").mkdir()
+    # An index without its data file, and a damaged index.
+    prefix = tiny["init_checkpoint"]
+    no_data = tmp_path / "no_data.ckpt"
+    no_data.with_suffix(".ckpt.index").write_bytes(open(prefix + ".index", "rb").read())
+    damaged = tmp_path / "damaged.ckpt"
+    damaged.with_suffix(".ckpt.index").write_bytes(open(prefix + ".index", "rb").read()[:100])
+    cases = [
+        ("", r"^--init_checkpoint is empty; give a checkpoint prefix or directory\.$"),
+        (str(tmp_path / "nope.ckpt"),
+         r"^--init_checkpoint: Checkpoint .*/nope\.ckpt not found: expected the file .*/nope\.ckpt\.index\.$"),
+        (str(tmp_path / "empty_dir"), r"^--init_checkpoint: No checkpoint found in directory .*/empty_dir\.$"),
+        (str(no_data), r"^--init_checkpoint: cannot read checkpoint .*/no_data\.ckpt: "
+                       r".*/no_data\.ckpt\.data-00000-of-00001; No such file or directory$"),
+        (str(damaged), r"^--init_checkpoint: cannot read checkpoint .*/damaged\.ckpt: not an sstable"),
+    ]
+    for init_checkpoint, message in cases:
+        with pytest.raises(ValueError, match=message):
+            run(tiny, tokenizer, input_file, output_file, max_seq_length=16, init_checkpoint=init_checkpoint)
+        assert not os.path.exists(output_file)
+
+
+SEEDED_NAMES = ["bert/encoder/layer_0/intermediate/dense/kernel", "bert/encoder/layer_0/intermediate/dense/bias"]
+
+
+@pytest.fixture(scope="module")
+def seeded(tmp_path_factory):
+    """A tiny checkpoint saved as --save_frozen=seed does: SEEDED_NAMES left out, in its manifest.
+
+    Returns:
+      (checkpoint prefix, the manifest as a dict, the config).
+    """
+    config = modeling.BertConfig.from_dict(TINY_CONFIG)
+    model = modeling.build_model(modeling.BertModel(config))
+    seeded_init.initialize(model, 5, SEEDED_NAMES)
+    prefix = modeling.save_checkpoint(
+        model, str(tmp_path_factory.mktemp("seeded") / "model.ckpt"), omit=SEEDED_NAMES)
+    content = seeded_values.manifest(
+        modeling.original_variables(model), SEEDED_NAMES, 5, seeded_init.initializers(config))
+    seeded_values.write_manifest(prefix, content)
+    return prefix, content, config
+
+
+def _edited(content, path, change):
+    """`content` as JSON, with the value at `path` (a list of keys) set to `change`, or deleted if None."""
+    content = json.loads(json.dumps(content))
+    target = content
+    for key in path[:-1]:
+        target = target[key]
+    if change is None:
+        del target[path[-1]]
+    else:
+        target[path[-1]] = change
+    return json.dumps(content)
+
+
+KERNEL = SEEDED_NAMES[0]
+MANIFEST = r"^Manifest .*/model\.ckpt\.frozen\.json "
+ENTRY = r"^Manifest .*/model\.ckpt\.frozen\.json: the entry of " + KERNEL + " "
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda c: "{", MANIFEST + r"is not valid JSON: .*line 1 column 2 \(char 1\)\.$"),
+    (lambda c: "[]", MANIFEST + r"is not a JSON object\.$"),
+    (lambda c: _edited(c, ["random_seed"], None), MANIFEST + r'lacks "random_seed"\.$'),
+    (lambda c: _edited(c, ["random_seed"], "5"), MANIFEST + r'has "random_seed": "5"; expected an integer\.$'),
+    (lambda c: _edited(c, ["variables"], None), MANIFEST + r'lacks "variables"\.$'),
+    (lambda c: _edited(c, ["variables", KERNEL, "shape"], None), ENTRY + r'lacks "shape"\.$'),
+    (lambda c: _edited(c, ["variables", KERNEL, "shape"], 16),
+     ENTRY + r'has "shape": 16; expected a list of non-negative integers\.$'),
+    (lambda c: _edited(c, ["variables", KERNEL, "initializer"], "uniform"),
+     ENTRY + r'has "initializer": "uniform"; expected one of truncated_normal, zeros, ones\.$'),
+    (lambda c: _edited(c, ["variables", KERNEL, "stddev"], "x"),
+     ENTRY + r'has "stddev": "x"; expected a positive number\.$'),
+    (lambda c: _edited(c, ["variables", KERNEL, "shape"], [16, 31]),
+     r"^Checkpoint .*/model\.ckpt with its manifest .*/model\.ckpt\.frozen\.json does not fit the model .*"
+     r"Shape mismatch for 1 variable\(s\): " + KERNEL + r": manifest shape \[16, 31\], model shape \[16, 32\]$"),
+], ids=["not_json", "not_object", "no_seed", "seed_not_int", "no_variables", "no_shape", "shape_not_list",
+        "bad_initializer", "bad_stddev", "wrong_shape"])
+def test_a_bad_seed_manifest_is_a_one_line_error_naming_it(seeded, edit, message):
+    prefix, content, config = seeded
+    path = prefix + seeded_values.MANIFEST_SUFFIX
+    model = feature_extractor.load_encoder(config, prefix)  # The manifest as written loads.
+    np.testing.assert_array_equal(
+        modeling.original_variables(model)[KERNEL].variable.numpy(),
+        seeded_values.regenerate(content, KERNEL))
+    try:
+        with open(path, "w") as f:
+            f.write(edit(content))
+        with pytest.raises(ValueError, match=message) as error:
+            feature_extractor.load_encoder(config, prefix)
+        assert "\n" not in str(error.value)
+    finally:
+        seeded_values.write_manifest(prefix, content)
+
+
+def test_an_output_file_in_a_missing_directory_is_refused_first(tiny, tokenizer, tmp_path):
+    input_file = write_lines(tmp_path / "input.txt", ["the cat"])
+    output_file = str(tmp_path / "missing" / "output.jsonl")
+    with pytest.raises(ValueError) as error:
+        run(tiny, tokenizer, input_file, output_file, max_seq_length=16)
+    assert str(error.value) == "--output_file=%s: the directory %s does not exist." % (
+        output_file, tmp_path / "missing")
+
+
+def test_an_interrupted_write_leaves_no_output_file(tokenizer, tmp_path):
+    examples = [feature_extractor.InputExample(i, "the cat", None) for i in range(3)]
+    features = feature_extractor.convert_examples_to_features(examples, 8, tokenizer)
+    output_file = tmp_path / "output.jsonl"
+
+    class Extractor:
+        """Features of zeros; fails on batch number `fail_at` (1-based) if given."""
+
+        layer_indexes = [-1]
+
+        def __init__(self, fail_at=None):
+            self.fail_at, self.calls = fail_at, 0
+
+        def __call__(self, input_ids, input_mask, input_type_ids):
+            self.calls += 1
+            if self.calls == self.fail_at:
+                raise RuntimeError("interrupted")
+            return np.zeros([len(input_ids), 1, 8, 2], np.float32)
+
+    with pytest.raises(RuntimeError, match="interrupted"):
+        feature_extractor.write_features(str(output_file), features, Extractor(fail_at=2), batch_size=1)
+    assert os.listdir(tmp_path) == []  # Neither a partial output nor its .incomplete.
+
+    assert feature_extractor.write_features(str(output_file), features, Extractor(), batch_size=1) == 3
+    assert os.listdir(tmp_path) == ["output.jsonl"]
+    complete = output_file.read_text()
+    assert len(complete.splitlines()) == 3
+    # A failed rerun keeps the earlier complete output.
+    with pytest.raises(RuntimeError, match="interrupted"):
+        feature_extractor.write_features(str(output_file), features, Extractor(fail_at=3), batch_size=1)
+    assert os.listdir(tmp_path) == ["output.jsonl"] and output_file.read_text() == complete
+
+
+def _parse(argv):
+    flag_values = flags.FlagValues()
+    define_flags(feature_extractor.ExtractFeaturesOptions, flag_values)
+    parse = flags_parser("extract_features.py", feature_extractor.ExtractFeaturesOptions, flag_values)
+    return parse(["extract_features.py"] + argv)
+
+
+REQUIRED_FLAGS = ["--input_file=in.txt", "--output_file=out.jsonl", "--bert_config_file=c.json",
+                  "--init_checkpoint=m.ckpt", "--vocab_file=vocab.txt"]
+
+
+@pytest.mark.parametrize("argv, message", [
+    ([], "missing required flags --bert_config_file, --input_file, --output_file, --init_checkpoint, "
+         "--vocab_file."),
+    (REQUIRED_FLAGS[1:], "missing required flag --input_file."),
+    (REQUIRED_FLAGS + ["--max_seq_length=abc"], "--max_seq_length=abc is not valid; expected an integer."),
+    (REQUIRED_FLAGS + ["--do_lower_case=maybe"], "--do_lower_case=maybe is not valid; expected true or false."),
+    (REQUIRED_FLAGS + ["--nodo_lower_case=1"], "--nodo_lower_case=1 does not take an argument."),
+    (REQUIRED_FLAGS + ["--layers"], "Missing value for flag --layers."),
+    (REQUIRED_FLAGS + ["--lyers=-1"], "Unknown command line flag 'lyers'. Did you mean: layers ?"),
+])
+def test_a_bad_command_line_is_one_line(argv, message):
+    with pytest.raises(SystemExit) as exit_info:
+        _parse(argv)
+    assert exit_info.value.code == "extract_features.py: error: %s Try --help." % message
+

@@ -18,8 +18,11 @@ import json
 import numpy as np
 import tensorflow as tf
 
+import outputs
+
 GENERATOR = "tf.random.stateless_truncated_normal(Philox), seed=[random_seed, sha256(name)[:4]]"
 MANIFEST_SUFFIX = ".frozen.json"
+INITIALIZERS = ("truncated_normal", "zeros", "ones")
 
 
 def _name_seed(name):
@@ -65,28 +68,97 @@ def manifest(variables, names, seed, initializer_of):
 
 
 def write_manifest(checkpoint_prefix, content):
-    with tf.io.gfile.GFile(checkpoint_prefix + MANIFEST_SUFFIX, "w") as f:
-        f.write(json.dumps(content, indent=2, sort_keys=True) + "\n")
+    outputs.write_text(checkpoint_prefix + MANIFEST_SUFFIX, json.dumps(content, indent=2, sort_keys=True) + "\n")
 
 
 def read_manifest(checkpoint_prefix):
-    """The manifest beside a checkpoint, or None."""
+    """The manifest beside a checkpoint, or None.
+
+    Raises:
+      ValueError: naming the file, when it is not JSON or lacks an integer
+        "random_seed" or an object "variables" (entries are checked by
+        `variable_spec`).
+    """
     path = checkpoint_prefix + MANIFEST_SUFFIX
     if not tf.io.gfile.exists(path):
         return None
-    with tf.io.gfile.GFile(path) as f:
-        return json.load(f)
+    with tf.io.gfile.GFile(path, "rb") as f:
+        data = f.read()
+    try:
+        content = json.loads(data)
+    except ValueError as error:  # JSONDecodeError (names the line), UnicodeDecodeError.
+        raise ValueError("Manifest %s is not valid JSON: %s." % (path, error)) from None
+    problem = _manifest_problem(content)
+    if problem:
+        raise ValueError("Manifest %s %s." % (path, problem))
+    return content
+
+
+def _manifest_problem(content):
+    """What is wrong with a manifest's top level, or None."""
+    if not isinstance(content, dict):
+        return "is not a JSON object"
+    for key in ("random_seed", "variables"):
+        if key not in content:
+            return 'lacks "%s"' % key
+    if not _is_int(content["random_seed"]):
+        return 'has "random_seed": %s; expected an integer' % json.dumps(content["random_seed"])
+    if not isinstance(content["variables"], dict):
+        return 'has "variables" of the wrong type; expected a JSON object (name: entry)'
+    return None
+
+
+def _is_int(value):
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value):
+    return _is_int(value) or isinstance(value, float)
+
+
+def _spec_problem(spec):
+    """What is wrong with one manifest entry, or None."""
+    if not isinstance(spec, dict):
+        return "is %s, not an object" % json.dumps(spec)
+    missing = [key for key in ("initializer", "shape", "sha256") if key not in spec]
+    if missing:
+        return "lacks %s" % ", ".join('"%s"' % key for key in missing)
+    kind, stddev, shape = spec["initializer"], spec.get("stddev"), spec["shape"]
+    if kind not in INITIALIZERS:
+        return 'has "initializer": %s; expected one of %s' % (json.dumps(kind), ", ".join(INITIALIZERS))
+    if kind == "truncated_normal" and not (_is_number(stddev) and stddev > 0):
+        return 'has "stddev": %s; expected a positive number' % json.dumps(stddev)
+    if not (isinstance(shape, list) and all(_is_int(d) and d >= 0 for d in shape)):
+        return 'has "shape": %s; expected a list of non-negative integers' % json.dumps(shape)
+    if not isinstance(spec["sha256"], str):
+        return 'has "sha256": %s; expected a hex string' % json.dumps(spec["sha256"])
+    return None
+
+
+def variable_spec(content, name, checkpoint_prefix=""):
+    """The manifest entry of `name` (initializer, stddev, shape, sha256), checked.
+
+    Raises:
+      ValueError: naming the manifest, the variable and the bad field.
+    """
+    spec = content["variables"][name]
+    problem = _spec_problem(spec)
+    if problem:
+        raise ValueError("Manifest %s: the entry of %s %s."
+                         % (checkpoint_prefix + MANIFEST_SUFFIX, name, problem))
+    return spec
 
 
 def regenerate(content, name, path=""):
     """Regenerates one manifest entry and verifies its checksum.
 
     Raises:
-      ValueError: when the regenerated tensor's checksum differs, naming the
-        variable (a different random generator, or a tampered manifest).
+      ValueError: when the entry is malformed, or the regenerated tensor's
+        checksum differs, naming the variable (a different random generator,
+        or a tampered manifest).
     """
-    spec = content["variables"][name]
-    value = seeded_value(name, tuple(spec["shape"]), spec["initializer"], spec["stddev"], content["random_seed"])
+    spec = variable_spec(content, name, path)
+    value = seeded_value(name, tuple(spec["shape"]), spec["initializer"], spec.get("stddev"), content["random_seed"])
     if checksum(value) != spec["sha256"]:
         raise ValueError(
             "Regenerating frozen variable %s from seed %d (manifest %s) gives a different "

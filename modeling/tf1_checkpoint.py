@@ -88,7 +88,8 @@ def load_checkpoint(model, checkpoint_path):
 
     Raises:
       ValueError: when a variable's shape differs, naming the variable and
-        both shapes; when a regenerated variable fails its checksum.
+        both shapes; when the manifest is malformed or a regenerated variable
+        fails its checksum, naming the manifest.
     """
     path = resolve_checkpoint(checkpoint_path)
     reader = tf.train.load_checkpoint(path)
@@ -97,23 +98,27 @@ def load_checkpoint(model, checkpoint_path):
     manifest = seeded_values.read_manifest(path)
     by_seed = set()
     if manifest:
-        for name, spec in manifest["variables"].items():
+        for name in manifest["variables"]:
+            spec = seeded_values.variable_spec(manifest, name, path)
             if name not in checkpoint_shapes:
                 checkpoint_shapes[name] = spec["shape"]
                 by_seed.add(name)
 
-    mismatches = []
+    mismatches, source = [], "Checkpoint %s" % path
     for name, entry in targets.items():
         if name in checkpoint_shapes and tuple(checkpoint_shapes[name]) != entry.shape:
+            if name in by_seed:
+                source = "Checkpoint %s with its manifest %s%s" % (path, path, seeded_values.MANIFEST_SUFFIX)
             mismatches.append(
-                "%s: checkpoint shape %s, model shape %s"
-                % (name, list(checkpoint_shapes[name]), list(entry.shape))
+                "%s: %s shape %s, model shape %s"
+                % (name, "manifest" if name in by_seed else "checkpoint",
+                   list(checkpoint_shapes[name]), list(entry.shape))
             )
     if mismatches:
+        # One line, as every error of the entry points.
         raise ValueError(
-            "Checkpoint %s does not fit the model (a changed head_size or "
-            "bert_config?). Shape mismatch for %d variable(s):\n  %s"
-            % (path, len(mismatches), "\n  ".join(mismatches))
+            "%s does not fit the model (a changed head_size or bert_config?). "
+            "Shape mismatch for %d variable(s): %s" % (source, len(mismatches), "; ".join(mismatches))
         )
 
     loaded, missing = [], []

@@ -14,6 +14,7 @@ lists them, then ours (`--help` lists the original ones).
 """
 
 import dataclasses
+import re
 import sys
 import typing
 
@@ -117,3 +118,47 @@ def run_or_exit(program, run, options):
         return run(options)
     except (ValueError, FileNotFoundError, FloatingPointError) as error:
         sys.exit("%s: error: %s" % (program, error))
+
+
+# absl's message for a value its parser refuses: "flag --name=value: reason".
+_BAD_VALUE = re.compile(r"^flag --([^=]+)=(.*?): ")
+
+
+def _usage_message(error, options_class, flag_values):
+    """One line saying what is wrong with the command line, naming the flag."""
+    if isinstance(error, flags.IllegalFlagValueError) and flag_values.is_parsed():
+        # Parsed, then a validator failed: mark_flag_as_required's, for a missing flag.
+        missing = ["--" + field.name for field in dataclasses.fields(options_class)
+                   if field.default is dataclasses.MISSING and flag_values[field.name].value is None]
+        if missing:
+            return "missing required flag%s %s." % ("s" if len(missing) > 1 else "", ", ".join(missing))
+    match = _BAD_VALUE.match(str(error))
+    if match and match.group(1) in flag_values:
+        name, value = match.groups()
+        parser = flag_values[name].parser
+        if isinstance(parser, flags.EnumParser):
+            expected = "one of " + ", ".join(parser.enum_values)
+        else:
+            expected = {flags.BooleanParser: "true or false", flags.IntegerParser: "an integer",
+                        flags.FloatParser: "a number"}.get(type(parser))
+        if expected:
+            return "--%s=%s is not valid; expected %s." % (name, value, expected)
+    message = "; ".join(line.strip() for line in str(error).splitlines() if line.strip())
+    return message if message.endswith((".", "?")) else message + "."
+
+
+def flags_parser(program, options_class, flag_values=flags.FLAGS):
+    """An `app.run` flags_parser: a bad command line ends with one line, no help text.
+
+    `program: error: <what is wrong>. Try --help.` replaces absl's "FATAL Flags
+    parsing error" block (a line per missing flag), and `--nobool=1`, which
+    absl lets escape as a traceback.
+
+    Usage: `app.run(main, flags_parser=flags_parser("x.py", XOptions))`.
+    """
+    def parse(argv):
+        try:
+            return flag_values(argv)
+        except (flags.Error, ValueError) as error:
+            sys.exit("%s: error: %s Try --help." % (program, _usage_message(error, options_class, flag_values)))
+    return parse

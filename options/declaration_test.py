@@ -9,6 +9,7 @@ from absl import flags
 from feature_extraction.feature_extractor import ExtractFeaturesOptions
 from options import Options, define_flags, from_flags, option
 from options.declaration import NEW_FLAGS_SECTION
+from pretraining_data.instances import CreatePretrainingDataOptions
 from training.classification import ClassifierOptions
 from training.pretraining import PretrainingOptions
 from training.squad import SquadOptions
@@ -104,12 +105,18 @@ ORIGINAL_DEFAULTS = {
         input_file=None, output_file=None, layers="-1,-2,-3,-4", bert_config_file=None,
         max_seq_length=128, init_checkpoint=None, vocab_file=None, do_lower_case=True,
         batch_size=32, use_tpu=False, master=None, num_tpu_cores=8, use_one_hot_embeddings=False),
+    # In the original's order.
+    CreatePretrainingDataOptions: dict(
+        input_file=None, output_file=None, vocab_file=None, do_lower_case=True,
+        do_whole_word_mask=False, max_seq_length=128, max_predictions_per_seq=20,
+        random_seed=12345, dupe_factor=10, masked_lm_prob=0.15, short_seq_prob=0.1),
 }
 REQUIRED = {
     PretrainingOptions: {"bert_config_file", "input_file", "output_dir"},
     ClassifierOptions: {"data_dir", "task_name", "vocab_file", "bert_config_file", "output_dir"},
     SquadOptions: {"vocab_file", "bert_config_file", "output_dir"},
     ExtractFeaturesOptions: {"input_file", "output_file", "bert_config_file", "init_checkpoint", "vocab_file"},
+    CreatePretrainingDataOptions: {"input_file", "output_file", "vocab_file"},
 }
 
 
@@ -128,3 +135,13 @@ def test_entry_points_keep_the_original_flags(options_class):
     assert required == REQUIRED[options_class]
     with pytest.raises(flags.IllegalFlagValueError, match="|".join(sorted(required))):
         flag_values(["prog"])
+
+
+def test_create_pretraining_data_keeps_the_original_flag_order():
+    # One class declares them all: the original flags in the original's
+    # order, then ours (new).
+    names = [field.name for field in dataclasses.fields(CreatePretrainingDataOptions)]
+    assert names == list(ORIGINAL_DEFAULTS[CreatePretrainingDataOptions]) + [
+        "num_workers", "documents_per_shard"]
+    assert [f.name for f in dataclasses.fields(CreatePretrainingDataOptions)
+            if f.metadata["new"]] == ["num_workers", "documents_per_shard"]
