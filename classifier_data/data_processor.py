@@ -59,6 +59,20 @@ class Columns(collections.namedtuple("Columns", ["text_a", "text_b", "label", "g
         return needed
 
 
+def _utf8_lines(input_file):
+    """The file's lines as str, decoded one at a time so that a bad byte has a line number."""
+    with tf.io.gfile.GFile(input_file, "rb") as f:
+        for line_number, line in enumerate(f, 1):
+            try:
+                yield line.decode("utf-8")
+            except UnicodeDecodeError as error:
+                column = len(line[:error.start].decode("utf-8")) + 1
+                raise ValueError(
+                    "%s line %d: not valid UTF-8 (byte 0x%02x at column %d); the task's TSV "
+                    "files in --data_dir must be UTF-8."
+                    % (input_file, line_number, line[error.start], column)) from None
+
+
 def read_tsv(input_file, skip_header=False, num_columns=0):
     """Reads a tab-separated file as the original's `_read_tsv` does.
 
@@ -74,25 +88,28 @@ def read_tsv(input_file, skip_header=False, num_columns=0):
       list of (line_number, fields): int (1-based), list of str.
 
     Raises:
-      ValueError: a row has fewer than `num_columns` columns (a blank line
-        included), or the csv module rejects a line (e.g. a lone carriage
-        return); the message names the file and line.
+      FileNotFoundError: `input_file` does not exist.
+      ValueError: a line is not UTF-8 (naming its character column), a row
+        has fewer than `num_columns` columns (a blank line included), or
+        the csv module rejects a line (e.g. a lone carriage return); the
+        message names the file and line.
     """
+    if not tf.io.gfile.exists(input_file):
+        raise FileNotFoundError("%s does not exist." % input_file)
     rows = []
-    with tf.io.gfile.GFile(input_file, "r") as f:
-        reader = csv.reader(f, delimiter="\t", quotechar=None)
-        try:
-            for fields in reader:
-                if skip_header and reader.line_num == 1:
-                    continue
-                if len(fields) < num_columns:
-                    raise ValueError(
-                        "%s line %d: expected at least %d tab-separated columns, found %d: %r"
-                        % (input_file, reader.line_num, num_columns, len(fields),
-                           "\t".join(fields)[:200]))
-                rows.append((reader.line_num, fields))
-        except csv.Error as error:
-            raise ValueError("%s line %d: %s" % (input_file, reader.line_num, error)) from None
+    reader = csv.reader(_utf8_lines(input_file), delimiter="\t", quotechar=None)
+    try:
+        for fields in reader:
+            if skip_header and reader.line_num == 1:
+                continue
+            if len(fields) < num_columns:
+                raise ValueError(
+                    "%s line %d: expected at least %d tab-separated columns, found %d: %r"
+                    % (input_file, reader.line_num, num_columns, len(fields),
+                       "\t".join(fields)[:200]))
+            rows.append((reader.line_num, fields))
+    except csv.Error as error:
+        raise ValueError("%s line %d: %s" % (input_file, reader.line_num, error)) from None
     return rows
 
 
@@ -107,6 +124,22 @@ class DataProcessor:
 
     submission_name = None
     is_regression = False
+    # Each example set's file under data_dir. The getters read these paths and
+    # `input_files` lists them, so the check before a run and the reading agree.
+    set_files = {}
+    # The sets each mode of run_classifier reads (--do_train, --do_eval, --do_predict).
+    mode_sets = {"train": ("train",), "eval": ("dev",), "predict": ("test",)}
+
+    def path(self, data_dir, set_name):
+        """str, the file of `set_name` ("train", "dev", "test", ...) in data_dir."""
+        return os.path.join(data_dir, self.set_files[set_name])
+
+    def input_files(self, data_dir, mode):
+        """The paths the run reads for `mode`: "train", "eval" or "predict".
+
+        A processor written for the original's API (no `set_files`) lists none.
+        """
+        return [self.path(data_dir, name) for name in self.mode_sets[mode] if name in self.set_files]
 
     def get_train_examples(self, data_dir):
         """list of `InputExample` for training."""
@@ -192,15 +225,16 @@ class GlueTsvProcessor(DataProcessor):
     test_columns = None
     labelled_header = True
     test_header = True
+    set_files = {"train": "train.tsv", "dev": "dev.tsv", "test": "test.tsv"}
 
     def get_train_examples(self, data_dir):
-        return self._read_examples(os.path.join(data_dir, "train.tsv"), "train",
+        return self._read_examples(self.path(data_dir, "train"), "train",
                                    self.labelled_columns, self.labelled_header)
 
     def get_dev_examples(self, data_dir):
-        return self._read_examples(os.path.join(data_dir, "dev.tsv"), "dev",
+        return self._read_examples(self.path(data_dir, "dev"), "dev",
                                    self.labelled_columns, self.labelled_header)
 
     def get_test_examples(self, data_dir):
-        return self._read_examples(os.path.join(data_dir, "test.tsv"), "test",
+        return self._read_examples(self.path(data_dir, "test"), "test",
                                    self.test_columns, self.test_header)

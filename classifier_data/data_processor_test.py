@@ -68,3 +68,21 @@ def test_read_examples_checks_labels_and_numbers_guids(tmp_path):
     message = r"bad\.tsv line 3: unknown label 'maybe'.*\['yes', 'no'\]"
     with pytest.raises(ValueError, match=message):
         _TwoLabels()._read_examples(bad, "train", Columns(text_a=1, label=2))
+
+
+def test_read_tsv_byte_that_is_not_utf8_names_file_line_and_column(tmp_path):
+    path = tmp_path / "x.tsv"
+    # Column 6 in characters: "ä" is two bytes but one column.
+    path.write_bytes("h1\th2\nok\tfine\nbäd\tx".encode("utf-8") + b"\xffy\n")
+    with pytest.raises(ValueError) as error:
+        data_processor.read_tsv(str(path))
+    assert str(error.value) == (
+        "%s line 3: not valid UTF-8 (byte 0xff at column 6); the task's TSV files in "
+        "--data_dir must be UTF-8." % path)
+
+
+def test_read_tsv_missing_file_is_file_not_found(tmp_path):
+    path = str(tmp_path / "MNLI" / "train.tsv")
+    with pytest.raises(FileNotFoundError) as error:
+        data_processor.read_tsv(path)
+    assert str(error.value) == "%s does not exist." % path

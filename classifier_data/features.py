@@ -16,6 +16,7 @@ import dataclasses
 import tensorflow as tf
 from absl import logging
 
+import outputs
 import tokenization
 
 # The original logs this many examples, so that a wrong vocab or casing shows
@@ -169,13 +170,14 @@ def file_based_convert_examples_to_features(examples, label_list, max_seq_length
       label_list: list of str; [] or None for regression (float label_ids).
       max_seq_length: int.
       tokenizer: see the module docstring.
-      output_file: str.
+      output_file: str; it appears only once complete (outputs.writing).
 
     Returns:
       int, the number of records written (= len(examples)).
     """
     is_regression = not label_list
-    with tf.io.TFRecordWriter(output_file) as writer:
+    # A TFRecord file cut short still reads as complete: publish it whole.
+    with outputs.writing(output_file) as temporary, tf.io.TFRecordWriter(temporary) as writer:
         for ex_index, example in enumerate(examples):
             if ex_index % 10000 == 0:
                 logging.info("Writing example %d of %d", ex_index, len(examples))

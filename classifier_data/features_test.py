@@ -181,3 +181,17 @@ def test_check_vocab_fits_config():
     features.check_vocab_fits_config(100, 30522)
     with pytest.raises(ValueError, match=r"vocab\.txt has 30600 entries .* vocab_size is 30522"):
         features.check_vocab_fits_config(30600, 30522, "/models/vocab.txt")
+
+
+def test_records_file_appears_only_when_complete(tokenizer, tmp_path):
+    output_file = str(tmp_path / "train.tf_record")
+    examples = [InputExample("train-0", "the cat", None, "neutral"),
+                InputExample("train-1", "a dog", None, "entailment"),
+                InputExample("train-2", "the mat", None, "maybe")]
+    # The third example fails after two records were written.
+    with pytest.raises(ValueError, match="unknown label 'maybe'"):
+        features.file_based_convert_examples_to_features(examples, LABELS, 8, tokenizer, output_file)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["vocab.txt"]
+    features.file_based_convert_examples_to_features(examples[:2], LABELS, 8, tokenizer, output_file)
+    assert sum(1 for _ in tf.data.TFRecordDataset(output_file)) == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["train.tf_record", "vocab.txt"]

@@ -170,29 +170,38 @@ class MnliProcessor(DataProcessor):
     _LABELLED = Columns(text_a=8, text_b=9, label=-1, guid=0)
     _TEST = Columns(text_a=8, text_b=9, guid=0)
     _DIAGNOSTIC = Columns(text_a=1, text_b=2, guid=0)
+    set_files = {"train": "train.tsv", "dev": "dev_matched.tsv", "dev_mismatched": "dev_mismatched.tsv",
+                 "test": "test_matched.tsv", "test_mismatched": "test_mismatched.tsv"}
+    mode_sets = {"train": ("train",), "eval": ("dev", "dev_mismatched"),
+                 "predict": ("test", "test_mismatched")}
 
     def get_labels(self):
         return list(_NLI_LABELS)
 
+    def input_files(self, data_dir, mode):
+        files = super().input_files(data_dir, mode)
+        # The AX set is optional: read, so checked, only when present.
+        diagnostic = self.diagnostic_file(data_dir) if mode == "predict" else None
+        return (files + [diagnostic]) if diagnostic else files
+
     def get_train_examples(self, data_dir):
-        return self._read_examples(os.path.join(data_dir, "train.tsv"), "train", self._LABELLED)
+        return self._read_examples(self.path(data_dir, "train"), "train", self._LABELLED)
 
     def get_dev_examples(self, data_dir):
         """The matched dev set."""
-        return self._read_examples(
-            os.path.join(data_dir, "dev_matched.tsv"), "dev_matched", self._LABELLED)
+        return self._read_examples(self.path(data_dir, "dev"), "dev_matched", self._LABELLED)
 
     def get_dev_mismatched_examples(self, data_dir):
         return self._read_examples(
-            os.path.join(data_dir, "dev_mismatched.tsv"), "dev_mismatched", self._LABELLED)
+            self.path(data_dir, "dev_mismatched"), "dev_mismatched", self._LABELLED)
 
     def get_test_examples(self, data_dir):
         """The matched test set (unlabelled)."""
-        return self._read_examples(os.path.join(data_dir, "test_matched.tsv"), "test", self._TEST)
+        return self._read_examples(self.path(data_dir, "test"), "test", self._TEST)
 
     def get_test_mismatched_examples(self, data_dir):
         return self._read_examples(
-            os.path.join(data_dir, "test_mismatched.tsv"), "test_mismatched", self._TEST)
+            self.path(data_dir, "test_mismatched"), "test_mismatched", self._TEST)
 
     @staticmethod
     def diagnostic_file(data_dir):
@@ -239,12 +248,14 @@ class XnliProcessor(DataProcessor):
 
     def __init__(self, language="zh"):
         self.language = language
+        self.set_files = {"train": os.path.join("multinli", "multinli.train.%s.tsv" % language),
+                          "dev": "xnli.dev.tsv", "test": "xnli.test.tsv"}
 
     def get_labels(self):
         return list(_NLI_LABELS)
 
     def get_train_examples(self, data_dir):
-        path = os.path.join(data_dir, "multinli", "multinli.train.%s.tsv" % self.language)
+        path = self.path(data_dir, "train")
         examples = []
         for line_number, fields in read_tsv(path, skip_header=True, num_columns=3):
             label = "contradiction" if fields[2] == "contradictory" else fields[2]
@@ -256,10 +267,10 @@ class XnliProcessor(DataProcessor):
         return examples
 
     def get_dev_examples(self, data_dir):
-        return self._read_xnli_file(os.path.join(data_dir, "xnli.dev.tsv"), "dev")
+        return self._read_xnli_file(self.path(data_dir, "dev"), "dev")
 
     def get_test_examples(self, data_dir):
-        return self._read_xnli_file(os.path.join(data_dir, "xnli.test.tsv"), "test")
+        return self._read_xnli_file(self.path(data_dir, "test"), "test")
 
     def _read_xnli_file(self, path, set_type):
         examples = []

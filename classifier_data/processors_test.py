@@ -4,6 +4,7 @@ import os
 import re
 
 import pytest
+import tensorflow as tf
 
 from classifier_data import processors
 from classifier_data.data_processor import InputExample
@@ -337,3 +338,60 @@ def test_submission_names():
                      "wnli": "WNLI", "sts-b": "STS-B"}
     assert processors.MnliProcessor.mismatched_submission_name == "MNLI-mm"
     assert processors.MnliProcessor.diagnostic_submission_name == "AX"
+
+
+# ---------------------------------------------------------------- files read per mode
+
+def _files_read(monkeypatch, read):
+    """The paths `read()` opens."""
+    opened = []
+
+    class Recording(tf.io.gfile.GFile):
+        def __init__(self, name, mode="r"):
+            opened.append(name)
+            super().__init__(name, mode)
+
+    monkeypatch.setattr(tf.io.gfile, "GFile", Recording)
+    read()
+    monkeypatch.undo()
+    return opened
+
+
+# What ClassifierRun calls for --do_train, --do_eval and --do_predict.
+RUN_READS = {
+    "train": lambda p, d: p.get_train_examples(d),
+    "eval": lambda p, d: (p.get_dev_examples(d), getattr(p, "get_dev_mismatched_examples",
+                                                          lambda _: None)(d)),
+    "predict": lambda p, d: (p.get_test_examples(d), p.get_submission_sets(d)),
+}
+
+
+@pytest.mark.parametrize("task", sorted(processors.PROCESSORS))
+@pytest.mark.parametrize("mode", ["train", "eval", "predict"])
+def test_input_files_are_the_files_each_mode_reads(tmp_path, monkeypatch, task, mode):
+    processor = processors.get_processor(task)
+    data_dir = str(tmp_path)
+    declared = processor.input_files(data_dir, mode)
+    assert declared
+    for path in declared:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        open(path, "w").close()
+    opened = _files_read(monkeypatch, lambda: RUN_READS[mode](processor, data_dir))
+    assert sorted(set(opened)) == sorted(declared)
+
+
+def test_mnli_and_xnli_input_files(tmp_path):
+    mnli = processors.MnliProcessor()
+    data_dir = str(tmp_path / "MNLI")
+    in_dir = lambda *names: [os.path.join(data_dir, name) for name in names]
+    assert mnli.input_files(data_dir, "train") == in_dir("train.tsv")
+    assert mnli.input_files(data_dir, "eval") == in_dir("dev_matched.tsv", "dev_mismatched.tsv")
+    assert mnli.input_files(data_dir, "predict") == in_dir("test_matched.tsv", "test_mismatched.tsv")
+    # The AX set is optional: read (so checked) only when present.
+    _write_tsv(tmp_path, "diagnostic/diagnostic.tsv", [["index", "sentence1", "sentence2"]])
+    assert mnli.input_files(data_dir, "predict")[2:] == [
+        os.path.join(str(tmp_path), "diagnostic", "diagnostic.tsv")]
+    xnli = processors.XnliProcessor("de")
+    assert xnli.input_files("X", "train") == [os.path.join("X", "multinli", "multinli.train.de.tsv")]
+    assert xnli.input_files("X", "eval") == [os.path.join("X", "xnli.dev.tsv")]
+    assert xnli.input_files("X", "predict") == [os.path.join("X", "xnli.test.tsv")]

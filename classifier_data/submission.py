@@ -10,13 +10,16 @@ with index 0..n-1 and the prediction as GLUE expects it: the label string
 for MNLI-m, MNLI-mm, AX, QNLI and RTE; 0/1 for CoLA, SST-2, MRPC, QQP and
 WNLI (their label strings are "0"/"1"); a score for STS-B.
 
-There must be exactly one prediction per test example.
+There must be exactly one prediction per test example. Each file appears
+only once complete (outputs.writing): an interrupted run leaves none.
 """
 
 import os
 
 import numpy as np
 import tensorflow as tf
+
+import outputs
 
 # The label set each GLUE file uses; None for the regression task.
 GLUE_LABELS = {
@@ -69,7 +72,7 @@ def write_test_results(output_file, predictions, num_examples):
     """
     predictions = check_count(predictions, num_examples).astype(np.float32)
     predictions = predictions.reshape(num_examples, -1)
-    with tf.io.gfile.GFile(output_file, "w") as writer:
+    with outputs.writing(output_file) as temporary, tf.io.gfile.GFile(temporary, "w") as writer:
         for row in predictions:
             # str(np.float32) as the original prints, e.g. "0.9183".
             writer.write("\t".join(str(value) for value in row) + "\n")
@@ -127,7 +130,7 @@ def write_glue_submission(output_dir, submission_name, predictions, label_list, 
     predictions = check_count(predictions, num_examples)
     column = glue_predictions(submission_name, predictions, label_list)
     path = os.path.join(output_dir, "%s.tsv" % submission_name)
-    with tf.io.gfile.GFile(path, "w") as writer:
+    with outputs.writing(path) as temporary, tf.io.gfile.GFile(temporary, "w") as writer:
         writer.write("index\tprediction\n")
         for index, prediction in enumerate(column):
             writer.write("%d\t%s\n" % (index, prediction))

@@ -1,6 +1,7 @@
 """Tests for submission.py: test_results.tsv and the GLUE leaderboard files."""
 
 import pytest
+import tensorflow as tf
 
 from classifier_data import submission
 
@@ -78,3 +79,23 @@ def test_every_glue_file_name():
     assert sorted(submission.GLUE_LABELS) == sorted([
         "CoLA", "SST-2", "MRPC", "STS-B", "QQP", "MNLI-m", "MNLI-mm", "QNLI", "RTE", "WNLI",
         "AX"])
+
+
+@pytest.fixture(name="disk_full")
+def fixture_disk_full(monkeypatch):
+    """Every write lands, then fails: an interrupted run."""
+
+    class DiskFull(tf.io.gfile.GFile):
+        def write(self, data):
+            super().write(data)
+            raise OSError("disk full")
+
+    monkeypatch.setattr(tf.io.gfile, "GFile", DiskFull)
+
+
+def test_interrupted_writes_leave_no_file(tmp_path, disk_full):
+    with pytest.raises(OSError, match="disk full"):
+        submission.write_test_results(str(tmp_path / "test_results.tsv"), [[0.5, 0.5]], 1)
+    with pytest.raises(OSError, match="disk full"):
+        submission.write_glue_submission(str(tmp_path), "RTE", [0], ["entailment", "not_entailment"], 1)
+    assert list(tmp_path.iterdir()) == []

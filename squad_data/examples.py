@@ -72,6 +72,18 @@ def split_context(text):
     return doc_tokens, char_to_word_offset
 
 
+def _decode_utf8(data, input_file):
+    """`data` as str; a bad byte is an error giving its line and column, as an editor counts them."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        line_start = data.rfind(b"\n", 0, error.start) + 1
+        column = len(data[line_start:error.start].decode("utf-8")) + 1
+        raise ValueError("SQuAD file %s line %d: not valid UTF-8 (byte 0x%02x at column %d)."
+                         % (input_file, line, data[error.start], column)) from None
+
+
 def load_squad_data(input_file):
     """Loads the top-level "data" list of a SQuAD JSON file.
 
@@ -84,15 +96,17 @@ def load_squad_data(input_file):
 
     Raises:
       FileNotFoundError: if `input_file` does not exist.
-      ValueError: if it is not JSON or has no top-level "data" list.
+      ValueError: if it is not UTF-8 (naming the line and column), not JSON
+        or has no top-level "data" list.
     """
     if not tf.io.gfile.exists(input_file):
         raise FileNotFoundError("SQuAD file not found: %s" % input_file)
-    with tf.io.gfile.GFile(input_file, "r") as reader:
-        try:
-            dataset = json.load(reader)
-        except ValueError as error:
-            raise ValueError("SQuAD file %s is not valid JSON: %s" % (input_file, error)) from None
+    with tf.io.gfile.GFile(input_file, "rb") as reader:
+        text = _decode_utf8(reader.read(), input_file)
+    try:
+        dataset = json.loads(text)
+    except ValueError as error:
+        raise ValueError("SQuAD file %s is not valid JSON: %s" % (input_file, error)) from None
     if not isinstance(dataset, dict) or not isinstance(dataset.get("data"), list):
         raise ValueError(
             'SQuAD file %s: expected a JSON object with a top-level "data" list of articles '

@@ -140,3 +140,13 @@ def test_blank_or_leading_whitespace_answers(tmp_path):
     assert [(e.qas_id, e.start_position, e.end_position) for e in read.examples] == [
         ("leading", 0, 0)]
     assert read.skipped_ids == ["blank"]
+
+
+def test_byte_that_is_not_utf8_names_file_line_and_column(tmp_path):
+    path = os.path.join(str(tmp_path), "train.json")
+    with open(path, "wb") as f:
+        f.write('{"data": [\n  {"title": "t",\n   "paragraphs": ["é'.encode("utf-8") + b"\xfe" + b'"]}]}')
+    # Column 21 in characters: "é" is two bytes but one column.
+    with pytest.raises(ValueError) as info:
+        squad_examples.read_squad_examples(path, True, False)
+    assert str(info.value) == "SQuAD file %s line 3: not valid UTF-8 (byte 0xfe at column 21)." % path

@@ -28,6 +28,8 @@ import collections
 import tensorflow as tf
 from official.nlp.data import squad_lib
 
+import outputs
+
 InputFeatures = squad_lib.InputFeatures
 
 # The original's record shuffle buffer for training.
@@ -168,12 +170,14 @@ def write_features(examples, tokenizer, output_file, max_seq_length, doc_stride,
     """Converts examples and streams the features to a TFRecord file.
 
     Unlike `convert_examples_to_features` this holds one feature at a time,
-    which matters for the ~88k SQuAD training examples.
+    which matters for the ~88k SQuAD training examples. `output_file`
+    appears only once complete (outputs.writing).
 
     Returns:
       int, the number of features written.
     """
-    with FeatureWriter(output_file, is_training) as writer:
+    # A TFRecord file cut short still reads as complete: publish it whole.
+    with outputs.writing(output_file) as temporary, FeatureWriter(temporary, is_training) as writer:
         _run_conversion(examples, tokenizer, max_seq_length, doc_stride, max_query_length,
                         is_training, writer.process_feature)
     return writer.num_features

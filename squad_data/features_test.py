@@ -208,3 +208,32 @@ def test_seeded_shuffle(tmp_path, tokenizer):
                                           drop_remainder=True, seed=7)
     first, second = [b["unique_ids"].numpy().tolist() for b in endless.take(2)]
     assert first != in_order and len(second) == 30
+
+
+class _InterruptedAt:
+    """The tokenizer, but a Ctrl-C arrives when it sees `text`."""
+
+    def __init__(self, tokenizer, text):
+        self._tokenizer, self._text = tokenizer, text
+
+    def tokenize(self, text):
+        if text == self._text:
+            raise KeyboardInterrupt()
+        return self._tokenizer.tokenize(text)
+
+    def __getattr__(self, name):
+        return getattr(self._tokenizer, name)
+
+
+def test_tfrecord_appears_only_when_complete(tmp_path, tokenizer):
+    examples = _many_examples(tmp_path, 2)
+    examples[1].question_text = "what"
+    path = os.path.join(str(tmp_path), "train.tf_record")
+    # The first example's three windows are written before the interrupt.
+    with pytest.raises(KeyboardInterrupt):
+        squad_features.write_features(examples, _InterruptedAt(tokenizer, "what"), path,
+                                      is_training=True, **WINDOW_ARGS)
+    assert sorted(os.listdir(str(tmp_path))) == ["squad.json"]
+    assert squad_features.write_features(examples, tokenizer, path, is_training=True,
+                                         **WINDOW_ARGS) == 6
+    assert sorted(os.listdir(str(tmp_path))) == ["squad.json", "train.tf_record"]

@@ -20,10 +20,13 @@ no candidate at all (SQuAD 1.1) the answer is "empty".
 """
 
 import collections
+import json
 import os
 
 from absl import logging
 from official.nlp.data import squad_lib
+
+import outputs
 
 PREDICTIONS_FILE = "predictions.json"
 NBEST_FILE = "nbest_predictions.json"
@@ -126,7 +129,8 @@ def postprocess_predictions(examples, features, results, n_best_size, max_answer
 def write_prediction_files(output_dir, predictions):
     """Writes predictions.json, nbest_predictions.json and (v2) null_odds.json.
 
-    JSON with indent 4 and a final newline, as the original.
+    JSON with indent 4 and a final newline, as the original. Each file
+    appears only once complete (outputs.write_text).
 
     Args:
       output_dir: str, an existing directory (any tf.io.gfile path).
@@ -143,5 +147,6 @@ def write_prediction_files(output_dir, predictions):
         paths["null_odds"] = os.path.join(output_dir, NULL_ODDS_FILE)
     for key, path in paths.items():
         logging.info("Writing %s", path)
-        squad_lib.write_to_json_files(getattr(predictions, key), path)
+        # squad_lib.write_to_json_files' format, published whole.
+        outputs.write_text(path, json.dumps(getattr(predictions, key), indent=4) + "\n")
     return paths

@@ -6,6 +6,7 @@ import os
 
 import numpy as np
 import pytest
+import tensorflow as tf
 from official.nlp.tools import tokenization as model_garden_tokenization
 
 import tokenization
@@ -213,3 +214,21 @@ def test_model_garden_basic_tokenizer_matches_ours(do_lower_case):
     for text in ["Steve Smith's (1895-1943).", "Café NAÏVE\u00a0x\u202fy", "北京大学 $5^2",
                  "a\u0000b\ufffdc\u200bd\te", "«Ωμέγα»—done…"]:
         assert ours.tokenize(text) == theirs.tokenize(text)
+
+
+def test_interrupted_writes_leave_no_prediction_file(tokenizer, tmp_path, monkeypatch):
+    examples, features = _prepare(tokenizer, FOX)
+    out = _run(examples, features, [_logits(SEQ, p5=5.0)], [_logits(SEQ, p6=5.0)],
+               version_2_with_negative=True)
+
+    class DiskFull(tf.io.gfile.GFile):
+        """Every write lands, then fails: an interrupted run."""
+
+        def write(self, data):
+            super().write(data)
+            raise OSError("disk full")
+
+    monkeypatch.setattr(tf.io.gfile, "GFile", DiskFull)
+    with pytest.raises(OSError, match="disk full"):
+        postprocess.write_prediction_files(str(tmp_path), out)
+    assert os.listdir(str(tmp_path)) == []

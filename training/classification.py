@@ -22,7 +22,7 @@ from classifier_data import features as features_lib
 from classifier_data import metrics as metrics_lib
 from classifier_data import processors, submission
 from options import option
-from training import run_setup
+from training import input_checks, run_setup
 from training import trainer as trainer_lib
 from training.training_options import EvaluationOptions, FineTuningOptions
 
@@ -74,6 +74,7 @@ class ClassifierRun:
         self.options = options
         self.processor = processors.get_processor(options.task_name)
         self.task = processors.canonical_task_name(options.task_name)
+        self._check_input_files()
         self.label_list = self.processor.get_labels()
         self.is_regression = self.processor.is_regression
         tokenization.validate_case_matches_checkpoint(options.do_lower_case, options.init_checkpoint)
@@ -83,6 +84,25 @@ class ClassifierRun:
         features_lib.check_vocab_fits_config(
             len(self.tokenizer.vocab), self.config.vocab_size, options.vocab_file)
         self.num_labels = 1 if self.is_regression else len(self.label_list)
+        # Read now, not after training: a malformed dev or test line stops the run before it.
+        self.eval_sets = self._read_eval_sets() if options.do_eval else []
+        self.test_examples, self.submission_sets = self._read_test_sets() if options.do_predict else (None, [])
+
+    def _check_input_files(self):
+        """Every file --do_train/--do_eval/--do_predict reads is there, so none is missed after training."""
+        options, task = self.options, self.options.task_name
+        wanted = [(mode, path) for mode in ("train", "eval", "predict") if getattr(options, "do_" + mode)
+                  for path in self.processor.input_files(options.data_dir, mode)]
+        if wanted and not tf.io.gfile.isdir(options.data_dir):
+            mode, path = wanted[0]
+            name = os.path.relpath(path, options.data_dir)
+            if tf.io.gfile.exists(options.data_dir):
+                raise ValueError("--data_dir=%s is not a directory; task %s reads %s from it for --do_%s."
+                                 % (options.data_dir, task, name, mode))
+            raise FileNotFoundError("--data_dir=%s does not exist; task %s reads %s from it for --do_%s."
+                                    % (options.data_dir, task, name, mode))
+        for mode, path in wanted:
+            input_checks.check_readable(path, "task %s reads it from --data_dir for --do_%s" % (task, mode))
 
     def build_model(self):
         return modeling.build_model(modeling.BertClassifierModel(self.config, self.num_labels))
@@ -109,6 +129,8 @@ class ClassifierRun:
                 is_training=True, drop_remainder=True, seed=options.random_seed),
             model_inputs=_model_inputs,
             compute_losses=losses_fn(self.is_regression),
+            records=run_setup.config_records(self.config),
+            input_files=[records],
         )
         return trainer_lib.train(options, schedule, strategy, task, self.freezer, callbacks)
 
@@ -144,32 +166,43 @@ class ClassifierRun:
         losses = -log_probs[np.arange(len(labels)), labels]
         return np.exp(log_probs), losses, labels
 
-    def evaluate(self, model, step):
-        """Writes eval_results.txt (and eval_results_mismatched.txt for MNLI)."""
+    def _read_eval_sets(self):
+        """[(results file, records file, examples)]: dev (and MNLI's dev_mismatched)."""
         sets = [("eval_results.txt", "eval.tf_record", self.processor.get_dev_examples)]
         if hasattr(self.processor, "get_dev_mismatched_examples"):
             sets.append(("eval_results_mismatched.txt", "eval_mismatched.tf_record",
                          self.processor.get_dev_mismatched_examples))
+        return [(results_file, records, get_examples(self.options.data_dir))
+                for results_file, records, get_examples in sets]
+
+    def _read_test_sets(self):
+        """(test examples, [(GLUE submission name, examples)])."""
+        return (self.processor.get_test_examples(self.options.data_dir),
+                self.processor.get_submission_sets(self.options.data_dir))
+
+    def evaluate(self, model, step):
+        """Writes eval_results.txt (and eval_results_mismatched.txt for MNLI)."""
         all_results = {}
-        for results_file, records, get_examples in sets:
-            examples = get_examples(self.options.data_dir)
+        for results_file, records, examples in self.eval_sets:
             logging.info("***** Running evaluation: %d examples *****", len(examples))
             outputs, losses, labels = self._predict(model, examples, records, self.options.eval_batch_size)
             results = metrics_lib.task_metrics(self.task, outputs, labels)
             results.update(eval_loss=float(losses.mean()), loss=float(losses.mean()), global_step=step)
             run_setup.write_eval_results(self.options.output_dir, results, results_file)
+            # TensorBoard: eval/ (and eval_mismatched/ for MNLI), beside the records' names.
+            run_setup.write_eval_summaries(self.options.output_dir, results, step,
+                                           os.path.splitext(records)[0])
             all_results[results_file] = results
         return all_results
 
     def predict(self, model):
         """Writes test_results.tsv and the GLUE leaderboard files."""
-        output_dir = self.options.output_dir
-        examples = self.processor.get_test_examples(self.options.data_dir)
+        output_dir, examples = self.options.output_dir, self.test_examples
         logging.info("***** Running prediction: %d examples *****", len(examples))
         outputs, _, _ = self._predict(model, examples, "predict.tf_record", self.options.predict_batch_size)
         submission.write_test_results(os.path.join(output_dir, "test_results.tsv"), outputs, len(examples))
         written = [os.path.join(output_dir, "test_results.tsv")]
-        for name, test_examples in self.processor.get_submission_sets(self.options.data_dir):
+        for name, test_examples in self.submission_sets:
             if test_examples is examples or name == self.processor.submission_name:
                 predictions = outputs
             else:
@@ -193,7 +226,7 @@ def run(options, callbacks=()):
       written (with --do_predict).
     """
     classifier = ClassifierRun(options)
-    strategy = run_setup.prepare(options, classifier.config)
+    strategy = run_setup.prepare(options)
     trainer = classifier.train(strategy, callbacks) if options.do_train else None
     outcome = {}
     if options.do_eval or options.do_predict:

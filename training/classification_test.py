@@ -1,7 +1,8 @@
 """run_classifier's run on tiny GLUE-format data: training, eval files, submission files."""
 
 import json
-import os
+import re
+import shutil
 
 import numpy as np
 import pytest
@@ -138,7 +139,48 @@ def test_eval_only_from_checkpoint_and_errors(glue, tmp_path):
     bad.mkdir()
     (bad / "train.tsv").write_text(MNLI_HEADER + "\tlabel1\tgold_label\n0\t0\t0\tfiction\tshort row\n")
     with pytest.raises(ValueError, match=r"train.tsv line 2: expected at least"):
-        classification.run(_options(glue, tmp_path / "f", data_dir=str(bad)))
+        classification.run(_options(glue, tmp_path / "f", data_dir=str(bad), do_eval=False,
+                                    do_predict=False))
+
+
+def test_missing_inputs_fail_before_training(glue, tmp_path):
+    data = tmp_path / "MNLI"
+    shutil.copytree(glue / "MNLI", data)
+    cases = [
+        (dict(data_dir=str(tmp_path / "nowhere")), FileNotFoundError,
+         "--data_dir=%s does not exist; task MNLI reads train.tsv from it for --do_train."
+         % (tmp_path / "nowhere")),
+        (dict(do_train=False, data_dir=str(data / "train.tsv")), ValueError,
+         "--data_dir=%s is not a directory; task MNLI reads dev_matched.tsv from it for --do_eval."
+         % (data / "train.tsv")),
+    ]
+    for name, flags in (("dev_mismatched.tsv", {}), ("test_mismatched.tsv", dict(do_eval=False))):
+        (data / name).rename(tmp_path / name)
+        cases.append((dict(flags, data_dir=str(data)), FileNotFoundError,
+                      "%s does not exist; task MNLI reads it from --data_dir for --do_%s."
+                      % (data / name, "eval" if name.startswith("dev") else "predict")))
+    for flags, error_type, message in cases:
+        output = tmp_path / "out"
+        with pytest.raises(error_type) as error:
+            classification.run(_options(glue, output, **flags))
+        assert str(error.value) == message
+        assert not output.exists()  # nothing written, nothing trained
+
+
+def test_malformed_dev_and_test_files_fail_before_training(glue, tmp_path):
+    for name, flags in (("dev_matched.tsv", dict(do_predict=False)), ("test_matched.tsv", dict(do_eval=False))):
+        data = tmp_path / name / "MNLI"
+        shutil.copytree(glue / "MNLI", data)
+        lines = (data / name).read_text().splitlines()
+        if name.startswith("dev"):
+            lines[2] = lines[2].rsplit("\t", 1)[0] + "\tmaybe"  # An unknown label.
+        else:
+            lines[2] = "\t".join(lines[2].split("\t")[:3])  # Too few columns.
+        (data / name).write_text("\n".join(lines) + "\n")
+        output = tmp_path / name / "out"
+        with pytest.raises(ValueError, match=r"^%s line 3: " % re.escape(str(data / name))):
+            classification.run(_options(glue, output, data_dir=str(data), **flags))
+        assert not output.exists()  # Found before anything was trained or written.
 
 
 def test_sts_b_regression(glue, tmp_path):

@@ -22,7 +22,7 @@ import squad_data
 import tokenization
 from classifier_data.features import check_vocab_fits_config
 from options import option
-from training import run_setup
+from training import input_checks, run_setup
 from training import trainer as trainer_lib
 from training.training_options import FineTuningOptions
 
@@ -67,6 +67,17 @@ class SquadOptions(run_setup.BertConfigOptions, FineTuningOptions):
         super().validate()
 
 
+def _read_examples(options, flag, is_training):
+    """The examples of --train_file or --predict_file; errors in the file name the flag."""
+    try:
+        return squad_data.read_squad_examples(getattr(options, flag), is_training=is_training,
+                                              version_2_with_negative=options.version_2_with_negative)
+    except FileNotFoundError as error:
+        raise FileNotFoundError("--%s: %s" % (flag, error)) from None
+    except ValueError as error:
+        raise ValueError("--%s: %s" % (flag, error)) from None
+
+
 def _model_inputs(batch):
     return dict(input_ids=batch["input_ids"], input_mask=batch["input_mask"],
                 token_type_ids=batch["segment_ids"])
@@ -87,6 +98,10 @@ class SquadRun:
     def __init__(self, options):
         options.validate()
         self.options = options
+        # Before training: a missing --predict_file would otherwise be found after it.
+        for mode, flag in (("train", "train_file"), ("predict", "predict_file")):
+            if getattr(options, "do_" + mode):
+                input_checks.check_readable(getattr(options, flag), "--do_%s reads it" % mode, flag)
         tokenization.validate_case_matches_checkpoint(options.do_lower_case, options.init_checkpoint)
         self.config = run_setup.effective_config(options)
         self.freezer = run_setup.bert_freezer(options, self.config)
@@ -98,8 +113,7 @@ class SquadRun:
 
     def train(self, strategy, callbacks=()):
         options = self.options
-        read = squad_data.read_squad_examples(
-            options.train_file, is_training=True, version_2_with_negative=options.version_2_with_negative)
+        read = _read_examples(options, "train_file", is_training=True)
         examples = list(read.examples)
         if not examples:
             raise ValueError("No training examples in %s." % options.train_file)
@@ -120,14 +134,16 @@ class SquadRun:
                 drop_remainder=True, seed=options.random_seed),
             model_inputs=_model_inputs,
             compute_losses=span_losses,
+            records=run_setup.config_records(self.config),
+            input_files=[records],
         )
         return trainer_lib.train(options, schedule, strategy, task, self.freezer, callbacks)
 
-    def predict(self, model):
-        """Writes the prediction files, and eval_results.json when answers are known."""
+    def predict(self, model, step=0):
+        """Writes the prediction files, and eval_results.json (and TensorBoard scalars at
+        `step`) when answers are known."""
         options = self.options
-        read = squad_data.read_squad_examples(
-            options.predict_file, is_training=False, version_2_with_negative=options.version_2_with_negative)
+        read = _read_examples(options, "predict_file", is_training=False)
         features = squad_data.convert_examples_to_features(
             read.examples, self.tokenizer, options.max_seq_length, options.doc_stride,
             options.max_query_length, is_training=False)
@@ -159,6 +175,7 @@ class SquadRun:
             metrics = squad_data.evaluate(dataset, predictions.predictions,
                                           options.version_2_with_negative, predictions.null_odds)
             written["eval_results"] = squad_data.write_eval_results(options.output_dir, metrics)
+            run_setup.write_eval_summaries(options.output_dir, metrics, step)
             logging.info("***** Eval results *****\n%s",
                          "\n".join("  %s = %s" % item for item in metrics.items()))
         logging.info("Wrote %s", ", ".join(written.values()))
@@ -176,9 +193,9 @@ def run(options, callbacks=()):
       dict with the predict outcome (files, metrics, predictions) when --do_predict.
     """
     squad = SquadRun(options)
-    strategy = run_setup.prepare(options, squad.config)
+    strategy = run_setup.prepare(options)
     trainer = squad.train(strategy, callbacks) if options.do_train else None
     if not options.do_predict:
         return {}
-    model, _ = run_setup.model_to_evaluate(options, strategy, squad.build_model, trainer)
-    return squad.predict(model)
+    model, step = run_setup.model_to_evaluate(options, strategy, squad.build_model, trainer)
+    return squad.predict(model, step)

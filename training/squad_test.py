@@ -111,3 +111,23 @@ def test_v1_style_prediction_from_checkpoint_and_errors(files, tmp_path):
     bad.write_text(json.dumps({"version": "v2.0"}))
     with pytest.raises(ValueError, match="bad.json"):
         squad.run(_options(files, tmp_path / "d", train_file=str(bad)))
+
+
+def test_inputs_checked_before_training(files, tmp_path):
+    output = tmp_path / "out"
+    missing = str(tmp_path / "dev-v2.0.json")
+    with pytest.raises(FileNotFoundError) as error:
+        squad.run(_options(files, output, predict_file=missing))
+    assert str(error.value) == "--predict_file=%s does not exist; --do_predict reads it." % missing
+    with pytest.raises(ValueError) as error:
+        squad.run(_options(files, output, train_file=str(tmp_path)))
+    assert str(error.value) == "--train_file=%s is a directory, not a file; --do_train reads it." % tmp_path
+    assert not output.exists()  # nothing written, nothing trained
+
+    latin1 = tmp_path / "train-latin1.json"
+    latin1.write_bytes('{"data": [{"title": "caf'.encode() + b"\xe9" + b'"}]}')
+    with pytest.raises(ValueError) as error:
+        squad.run(_options(files, output, train_file=str(latin1)))
+    assert str(error.value) == ("--train_file: SQuAD file %s line 1: not valid UTF-8 (byte 0xe9 "
+                                "at column 25)." % latin1)
+    assert not (output / "train.tf_record").exists()
