@@ -30,6 +30,7 @@ from absl import logging
 from freezing import seeded_values
 from freezing.parameter_groups import format_report
 from options import Options, option
+import outputs
 
 SAVE_FROZEN = ("values", "seed")
 PARAMETERS_FILE = "parameters.json"
@@ -151,11 +152,13 @@ class Freezer:
                     reinit_variables=plan.reinit)
 
     def record(self, output_dir, plan, variables):
-        """Checks the recorded flags, logs the report and writes output_dir/parameters.json."""
-        self.check_recorded(output_dir)
+        """Logs the report and writes output_dir/parameters.json, in one step.
+
+        Call it once the run is accepted (its checkpoint restored): a refused
+        run must leave the folder's record of its checkpoints as it was.
+        """
         path = os.path.join(output_dir, PARAMETERS_FILE)
         content = self.report(plan, variables)
         logging.info("Parameters (%s):\n%s", path, format_report(content))
-        with tf.io.gfile.GFile(path, "w") as f:
-            f.write(json.dumps(content, indent=2) + "\n")
+        outputs.write_text(path, json.dumps(content, indent=2) + "\n")
         return content

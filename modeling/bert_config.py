@@ -15,6 +15,7 @@ import json
 import math
 
 import tensorflow as tf
+from absl import logging
 
 from modeling import activations
 
@@ -28,6 +29,9 @@ _POSITIVE_INT_KEYS = (
     "type_vocab_size",
 )
 _PROBABILITY_KEYS = ("hidden_dropout_prob", "attention_probs_dropout_prob")
+# An unknown key this close to a known one is taken for a typo ("head_sise"):
+# silently ignoring it would train another model than the one asked for.
+_TYPO_DISTANCE = 2
 
 
 class BertConfig:
@@ -131,18 +135,39 @@ class BertConfig:
             _check_positive_int("head_size", self.head_size)
 
     @classmethod
-    def from_dict(cls, json_object):
+    def from_dict(cls, json_object, source="the config"):
         """Constructs a `BertConfig` from a dict of parameters.
 
-        Unknown keys are kept as attributes (and written back by `to_dict`).
+        Unknown keys are kept as attributes (and written back by `to_dict`), as
+        the original keeps them; each is named in a warning.
+
+        Args:
+          json_object: dict of config keys.
+          source: where the keys come from, for messages (e.g. the file).
+
+        Raises:
+          ValueError: a key is missing or invalid, or an unknown key is within
+            two edits of a known one (a typo the original would ignore).
         """
         if "vocab_size" not in json_object:
-            raise ValueError("BertConfig: `vocab_size` is required but missing.")
+            raise ValueError("BertConfig: `vocab_size` is required but missing in %s." % source)
+        known = cls(vocab_size=1).to_dict()
+        unknown = sorted(key for key in json_object if key not in known)
+        for key in unknown:
+            close = [k for k in sorted(known) if _edit_distance(key, k) <= _TYPO_DISTANCE]
+            if close:
+                raise ValueError(
+                    "BertConfig: unknown key `%s` in %s (did you mean %s?)." % (key, source, close[0]))
+        if unknown:
+            logging.warning(
+                "BertConfig: %s has keys the model does not use: %s (kept, and written back).",
+                source, ", ".join(unknown))
+        return cls._from_values(dict(known, **json_object))
+
+    @classmethod
+    def _from_values(cls, values):
         config = cls.__new__(cls)
-        defaults = cls(vocab_size=1).to_dict()
-        for key, value in defaults.items():
-            setattr(config, key, value)
-        for key, value in json_object.items():
+        for key, value in values.items():
             setattr(config, key, value)
         config.validate()
         return config
@@ -164,13 +189,16 @@ class BertConfig:
             ) from None
         if not isinstance(json_object, dict):
             raise ValueError("BertConfig: %s must hold a JSON object." % json_file)
-        return cls.from_dict(json_object)
+        return cls.from_dict(json_object, source=json_file)
 
     def replace(self, **overrides):
         """Returns a validated copy with some keys changed (e.g. head_size)."""
+        unknown = sorted(set(overrides) - set(type(self)(vocab_size=1).to_dict()))
+        if unknown:
+            raise ValueError("BertConfig: cannot replace unknown keys %s." % ", ".join(unknown))
         values = self.to_dict()
         values.update(overrides)
-        return type(self).from_dict(values)
+        return type(self)._from_values(values)
 
     def to_dict(self):
         """Serializes this instance to a Python dictionary."""
@@ -195,6 +223,18 @@ class BertConfig:
 
 def _is_real(value):
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _edit_distance(a, b):
+    """Levenshtein distance: insertions, deletions and substitutions."""
+    previous = list(range(len(b) + 1))
+    for i, char_a in enumerate(a, 1):
+        current = [i]
+        for j, char_b in enumerate(b, 1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1,
+                               previous[j - 1] + (char_a != char_b)))
+        previous = current
+    return previous[-1]
 
 
 def _check_positive_int(key, value):

@@ -1,8 +1,10 @@
 """BertConfig: original keys and defaults, JSON round trip, validation."""
 
 import json
+from unittest import mock
 
 import pytest
+from absl import logging
 
 from modeling.bert_config import BertConfig
 
@@ -54,11 +56,56 @@ def test_released_config_and_json_round_trip(tmp_path):
     assert BertConfig.from_json_file(str(out)) == config
 
 
-def test_unknown_keys_are_kept():
-    values = dict(RELEASED_BASE, directionality="bidi", pooler_fc_size=768, pooler_type="first_token_transform")
-    config = BertConfig.from_dict(values)
+# The extra keys of the released multilingual BERT-Base config.
+RELEASED_MULTILINGUAL_EXTRAS = {
+    "directionality": "bidi",
+    "pooler_fc_size": 768,
+    "pooler_num_attention_heads": 12,
+    "pooler_num_fc_layers": 3,
+    "pooler_size_per_head": 128,
+    "pooler_type": "first_token_transform",
+}
+
+
+def test_unknown_keys_are_kept_and_named_in_a_warning(tmp_path):
+    path = tmp_path / "bert_config.json"
+    path.write_text(json.dumps(dict(RELEASED_BASE, **RELEASED_MULTILINGUAL_EXTRAS)))
+    with mock.patch.object(logging, "warning") as warning:
+        config = BertConfig.from_json_file(str(path))
     assert config.directionality == "bidi"
     assert json.loads(config.to_json_string())["pooler_type"] == "first_token_transform"
+    (message, *args), _ = warning.call_args
+    assert message % tuple(args) == (
+        "BertConfig: %s has keys the model does not use: directionality, pooler_fc_size, "
+        "pooler_num_attention_heads, pooler_num_fc_layers, pooler_size_per_head, pooler_type "
+        "(kept, and written back)." % path)
+
+
+def test_a_released_config_loads_without_a_warning():
+    with mock.patch.object(logging, "warning") as warning:
+        BertConfig.from_dict(RELEASED_BASE)
+        BertConfig.from_dict(RELEASED_BASE).replace(head_size=32)
+    warning.assert_not_called()
+
+
+@pytest.mark.parametrize("typo, meant", [
+    ("head_sise", "head_size"),
+    ("intermediate_sise", "intermediate_size"),
+    ("hiden_size", "hidden_size"),
+    ("num_attention_head", "num_attention_heads"),
+    ("Hidden_Act", "hidden_act"),
+])
+def test_a_key_two_edits_from_a_known_one_is_an_error(tmp_path, typo, meant):
+    path = tmp_path / "bert_config.json"
+    path.write_text(json.dumps(dict(RELEASED_BASE, **{typo: 32})))
+    with pytest.raises(ValueError) as error:
+        BertConfig.from_json_file(str(path))
+    assert str(error.value) == "BertConfig: unknown key `%s` in %s (did you mean %s?)." % (typo, path, meant)
+
+
+def test_replace_refuses_unknown_keys():
+    with pytest.raises(ValueError, match="cannot replace unknown keys head_sise"):
+        BertConfig.from_dict(RELEASED_BASE).replace(head_sise=32)
 
 
 def test_head_size_set_needs_no_divisibility():

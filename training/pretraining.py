@@ -7,14 +7,13 @@ writes eval_results.txt.
 """
 
 import dataclasses
-import os
 
 import tensorflow as tf
 from absl import logging
 
 import modeling
 from options import option
-from training import pretraining_input, run_setup
+from training import pretraining_input, record_files, run_setup
 from training import trainer as trainer_lib
 from training.pretraining_losses import PretrainingMetrics, pretraining_losses
 from training.training_options import EvaluationOptions, Schedule, TrainingOptions
@@ -65,6 +64,8 @@ def pretraining_task(options, config, input_files):
         model_inputs=_model_inputs,
         compute_losses=pretraining_losses,
         loss_names=("loss", "masked_lm_loss", "next_sentence_loss"),
+        records=run_setup.config_records(config),
+        input_files=input_files,
     )
 
 
@@ -92,10 +93,13 @@ def evaluate(options, config, strategy, input_files, trainer=None):
 
     metrics = PretrainingMetrics()
     batches = 0
-    for batch in dataset:
-        outputs, losses = eval_step(batch)
-        metrics.update(outputs, batch, losses)
-        batches += 1
+    try:
+        for batch in dataset:
+            outputs, losses = eval_step(batch)
+            metrics.update(outputs, batch, losses)
+            batches += 1
+    except tf.errors.DataLossError as error:
+        raise ValueError(record_files.describe_damage(input_files, error) + ".") from None
     if batches == 0:
         raise ValueError(
             "No full eval batch of --eval_batch_size=%d in %s." % (options.eval_batch_size, input_files)
@@ -103,12 +107,7 @@ def evaluate(options, config, strategy, input_files, trainer=None):
     results = dict(metrics.result(), global_step=step)
     logging.info("Evaluated %d batches.", batches)
     run_setup.write_eval_results(options.output_dir, results)
-    eval_writer = tf.summary.create_file_writer(os.path.join(options.output_dir, "eval"))
-    with eval_writer.as_default(step=step):
-        for key, value in results.items():
-            if key != "global_step":
-                tf.summary.scalar(key, value)
-    eval_writer.flush()
+    run_setup.write_eval_summaries(options.output_dir, results, step)
     return results
 
 
@@ -130,7 +129,7 @@ def run(options, callbacks=()):
         input_files, options.max_seq_length, options.max_predictions_per_seq
     )
     logging.info("*** Input files: %d ***\n  %s", len(input_files), "\n  ".join(input_files))
-    strategy = run_setup.prepare(options, config)
+    strategy = run_setup.prepare(options)
     trainer = None
     if options.do_train:
         trainer = trainer_lib.train(

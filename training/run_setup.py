@@ -1,6 +1,7 @@
 """Set-up shared by the BERT entry points: the effective config, freezing, the process, the model to evaluate."""
 
 import dataclasses
+import numbers
 import os
 from typing import Optional
 
@@ -10,13 +11,15 @@ from absl import logging
 from official.modeling import performance
 
 import modeling
+import outputs
 from freezing import Freezer
 from modeling import seeded_init, tf1_checkpoint
 from modeling.parameter_groups import BERT_PARAMETER_GROUPS
 from options import Options, option
-from training import distribution, training_checkpoint
+from training import distribution, init_checkpoint, training_checkpoint
 from training import trainer as trainer_lib
 
+CONFIG_FILE = "bert_config.json"
 
 @dataclasses.dataclass(kw_only=True)
 class BertConfigOptions(Options):
@@ -52,18 +55,48 @@ def effective_config(options):
 
 
 def bert_freezer(options, config):
-    """The run's Freezer over BERT's parameter groups; bad selectors fail here, before any model."""
+    """The run's Freezer over BERT's parameter groups; bad selectors fail here, before any model.
+
+    --init_checkpoint, which --freeze and --reinit act on, is checked here too.
+    """
+    if options.init_checkpoint:
+        init_checkpoint.check(options.init_checkpoint)
     return Freezer(options, BERT_PARAMETER_GROUPS, config.num_hidden_layers, seeded_init.initializers(config))
 
 
-def prepare(options, config):
-    """Creates output_dir with the effective config; seeds; dtype; the strategy.
+def config_records(config):
+    """What a training run records beside its checkpoints: the effective config."""
+    return {CONFIG_FILE: config.to_json_string()}
+
+
+def make_output_dir(output_dir):
+    """Creates --output_dir and checks that files can be written there.
+
+    Raises:
+      ValueError: naming the flag, the path and the reason.
+    """
+    if tf.io.gfile.exists(output_dir) and not tf.io.gfile.isdir(output_dir):
+        raise ValueError("--output_dir=%s is a file, not a directory." % output_dir)
+    try:
+        tf.io.gfile.makedirs(output_dir)
+        probe = os.path.join(output_dir, ".write_test")
+        outputs.write_text(probe, "")
+        tf.io.gfile.remove(probe)
+    except (tf.errors.OpError, OSError) as error:
+        raise ValueError("--output_dir=%s is not a writable directory (%s)."
+                         % (output_dir, getattr(error, "message", None) or error)) from None
+
+
+def prepare(options):
+    """Creates output_dir; seeds; dtype; the strategy.
+
+    The effective config is written later, once training is accepted
+    (`config_records`, written by the trainer).
 
     Returns:
       The tf.distribute.Strategy.
     """
-    tf.io.gfile.makedirs(options.output_dir)
-    config.to_json_file(os.path.join(options.output_dir, "bert_config.json"))
+    make_output_dir(options.output_dir)
     tf_keras.utils.set_random_seed(options.random_seed)
     # Dropout draws from tf.random.Generator objects, whose state is checkpointed.
     tf_keras.backend.experimental.enable_tf_random_generator()
@@ -90,7 +123,10 @@ def model_to_evaluate(options, strategy, build_model, trainer=None):
             "Evaluating or predicting without --do_train needs a checkpoint in --output_dir "
             "or --init_checkpoint."
         )
-    result = modeling.load_checkpoint(model, source)
+    if source == options.init_checkpoint:
+        result = init_checkpoint.load(model, source)
+    else:
+        result = modeling.load_checkpoint(model, source)
     if result.missing:
         raise ValueError(
             "Checkpoint %s lacks %d variables of the model (%s); train it first (--do_train)."
@@ -102,12 +138,21 @@ def model_to_evaluate(options, strategy, build_model, trainer=None):
     return model, step
 
 
+def write_eval_summaries(output_dir, results, step, name="eval"):
+    """The numeric eval results as TensorBoard scalars in output_dir/<name>, at `step`."""
+    writer = tf.summary.create_file_writer(os.path.join(output_dir, name))
+    with writer.as_default(step=step):
+        for key, value in sorted(results.items()):
+            if key != "global_step" and isinstance(value, numbers.Real) and not isinstance(value, bool):
+                tf.summary.scalar(key, value)
+    writer.flush()
+
+
 def write_eval_results(output_dir, results, file_name="eval_results.txt"):
     """`key = value` lines, keys sorted, as the original; also to the log."""
     path = os.path.join(output_dir, file_name)
-    with tf.io.gfile.GFile(path, "w") as writer:
-        logging.info("***** Eval results (%s) *****", path)
-        for key in sorted(results):
-            logging.info("  %s = %s", key, results[key])
-            writer.write("%s = %s\n" % (key, results[key]))
+    logging.info("***** Eval results (%s) *****", path)
+    for key in sorted(results):
+        logging.info("  %s = %s", key, results[key])
+    outputs.write_text(path, "".join("%s = %s\n" % (key, results[key]) for key in sorted(results)))
     return path

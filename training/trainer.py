@@ -15,19 +15,21 @@ diverged run; `TrainingLog` writes the log lines and TensorBoard scalars.
 """
 
 import dataclasses
+import json
 import math
+import os
 import time
-from typing import Callable, Sequence
+from typing import Callable, Mapping, Sequence
 
 import tensorflow as tf
 import tf_keras
 from absl import logging
 from official.modeling import performance
 
-import modeling
-from modeling import seeded_init, tf1_checkpoint
+import outputs
+from modeling import seeded_init
 from modeling.checkpoint_names import original_variables
-from training import training_checkpoint
+from training import init_checkpoint, record_files, training_checkpoint
 from training.optimization import build_optimizer, create_optimizer, current_learning_rate
 
 
@@ -42,6 +44,11 @@ class Task:
     compute_losses: (model outputs, batch) -> dict of scalar float32 losses,
       with "loss" the one minimised.
     loss_names: the losses logged, "loss" first.
+    records: {file name: text} written to output_dir once the run is
+      accepted (e.g. the effective bert_config.json); a resume whose records
+      differ from those already there is refused.
+    input_files: the record files make_dataset reads, searched for the
+      damaged record when reading fails.
     """
 
     build_model: Callable
@@ -49,6 +56,8 @@ class Task:
     model_inputs: Callable
     compute_losses: Callable
     loss_names: Sequence[str] = ("loss",)
+    records: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    input_files: Sequence[str] = ()
 
 
 def dropout_generators(model):
@@ -71,13 +80,40 @@ def build_seeded_model(strategy, build_model, seed):
     return model
 
 
-def next_boundary(step, num_train_steps, save_checkpoints_steps, iterations_per_loop):
-    """The step the loop starting at `step` stops at: the next log, checkpoint or final step."""
-    return min(
-        num_train_steps,
-        (step // save_checkpoints_steps + 1) * save_checkpoints_steps,
-        (step // iterations_per_loop + 1) * iterations_per_loop,
-    )
+def check_records(output_dir, records, resume_from):
+    """Refuses to resume a run whose records (bert_config.json) describe another model.
+
+    Raises:
+      ValueError: naming the file and the keys that differ.
+    """
+    if not resume_from:
+        return
+    for name, text in records.items():
+        path = os.path.join(output_dir, name)
+        if not tf.io.gfile.exists(path):
+            continue
+        with tf.io.gfile.GFile(path) as f:
+            recorded = f.read()
+        if recorded == text:
+            continue
+        try:
+            old, new = json.loads(recorded), json.loads(text)
+            differences = ", ".join(
+                "%s: %s here, %s in this run" % (key, json.dumps(old.get(key)), json.dumps(new.get(key)))
+                for key in sorted(set(old) | set(new)) if old.get(key) != new.get(key))
+        except (ValueError, AttributeError):
+            differences = "the contents differ"
+        if differences:
+            raise ValueError(
+                "%s describes the checkpoints being resumed (%s), and this run differs (%s); "
+                "resume with the same settings, or use a new --output_dir."
+                % (path, resume_from, differences))
+
+
+def next_boundary(step, num_train_steps, save_checkpoints_steps, iterations_per_loop, log_steps):
+    """The step the loop starting at `step` stops at: the next log line, checkpoint or final step."""
+    return min([num_train_steps] + [(step // every + 1) * every
+                                    for every in (save_checkpoints_steps, iterations_per_loop, log_steps)])
 
 
 def check_finite(losses, previous_step, step, last_saved):
@@ -152,17 +188,36 @@ class Trainer:
         self._loop = None
 
     def _plan_freezing(self, freezer):
-        """--init_checkpoint, the freezing plan, --reinit and parameters.json."""
+        """--init_checkpoint, the freezing plan and --reinit; records are written later."""
+        options = self.options
+        freezer.check_recorded(options.output_dir)
+        check_records(options.output_dir, self.task.records, self.resume_from)
         loaded = ()
-        if self.options.init_checkpoint:
-            loaded = tf1_checkpoint.checkpoint_variable_names(self.options.init_checkpoint)
-            if not self.resume_from:
-                modeling.load_checkpoint(self.model, self.options.init_checkpoint)
+        if options.init_checkpoint:
+            loaded = init_checkpoint.variable_names(options.init_checkpoint)
+            if self.resume_from:
+                logging.warning(
+                    "--init_checkpoint=%s is not loaded: %s holds checkpoints, and the run resumes "
+                    "from %s. Use a new --output_dir to start from --init_checkpoint.",
+                    options.init_checkpoint, options.output_dir, self.resume_from)
+            else:
+                init_checkpoint.load(self.model, options.init_checkpoint)
         plan = freezer.plan(self.variables, loaded)
         if not self.resume_from:
             freezer.reinitialize(plan, self.variables)
-        freezer.record(self.options.output_dir, plan, self.variables)
+        self._freezer = freezer
         return plan
+
+    def write_records(self):
+        """Writes parameters.json and the task's records, each in one step.
+
+        Called once the run is accepted (restored, or started afresh), so a
+        refused resume leaves the folder's records of its checkpoints as they were.
+        """
+        output_dir = self.options.output_dir
+        self._freezer.record(output_dir, self.plan, self.variables)
+        for name, text in self.task.records.items():
+            outputs.write_text(os.path.join(output_dir, name), text)
 
     def _dataset(self):
         """The host's dataset: a plain tf.data pipeline, split across its replicas in the step.
@@ -218,8 +273,11 @@ class Trainer:
             grads = tape.gradient(loss, variables)
             if scaled:
                 grads = optimizer.get_unscaled_gradients(grads)
-            # Variables the task does not use (SQuAD's pooler) have no gradient.
-            optimizer.apply_gradients([(g, v) for g, v in zip(grads, variables) if g is not None])
+            # Variables the task does not use (SQuAD's pooler) have no gradient. The
+            # step count waits for the batch: after a failed read (a damaged record)
+            # optimizer.iterations is then the number of steps actually trained.
+            with tf.control_dependencies([loss]):
+                optimizer.apply_gradients([(g, v) for g, v in zip(grads, variables) if g is not None])
             return tf.stack([losses[name] for name in names])
 
         local_replicas = len(strategy.extended.worker_devices)
@@ -253,25 +311,43 @@ def train(options, schedule, strategy, task, freezer, callbacks=()):
 
     Returns:
       The Trainer, holding the trained model and optimizer.
+
+    Raises:
+      ValueError: a resume refused, or a damaged input record (named, after
+        a checkpoint of the steps trained so far).
+      FloatingPointError: the loss diverged.
     """
     trainer = Trainer(options, schedule, strategy, task, freezer)
     step, end = trainer.restore(), schedule.num_train_steps
+    trainer.write_records()
     if step >= end:
         logging.info("Already at step %d of %d: nothing to train.", step, end)
         return trainer
     log = TrainingLog(options.output_dir, task.loss_names, options.train_batch_size, end)
-    last_saved = trainer.resume_from
+    last_saved, saved_step = trainer.resume_from, step
     logging.info("Training from step %d to %d.", step, end)
     while step < end:
-        target = next_boundary(step, end, options.save_checkpoints_steps, options.iterations_per_loop)
+        target = next_boundary(step, end, options.save_checkpoints_steps, options.iterations_per_loop,
+                               options.log_steps)
         start = time.time()
-        losses = trainer.run_steps(target - step)
+        try:
+            losses = trainer.run_steps(target - step)
+        except tf.errors.DataLossError as error:
+            raise ValueError("%s. %s." % (record_files.describe_damage(task.input_files, error),
+                                          _keep_trained(trainer, saved_step, last_saved))) from None
         previous, step = step, trainer.step
         check_finite(losses, previous, step, last_saved)
         log.write(step, previous, losses, current_learning_rate(trainer.optimizer), time.time() - start)
         if step % options.save_checkpoints_steps == 0 or step == end:
-            last_saved = trainer.save()
+            last_saved, saved_step = trainer.save(), step
         for callback in callbacks:
             callback(step)
     log.close()
     return trainer
+
+
+def _keep_trained(trainer, saved_step, last_saved):
+    """Saves the steps trained since the last checkpoint, if any; says where they are."""
+    if trainer.step > saved_step:
+        return "The %d steps trained are saved in %s" % (trainer.step, trainer.save())
+    return "The last checkpoint is %s" % (last_saved or "none")

@@ -28,7 +28,8 @@ class TrainingOptions(DistributionOptions, FreezingOptions):
     learning_rate: float = option(5e-5, "The initial learning rate for the optimizer.")
     save_checkpoints_steps: int = option(1000, "How often to save the model checkpoint.", minimum=1)
     iterations_per_loop: int = option(
-        1000, "Steps run in one compiled loop (and between log lines).", minimum=1)
+        1000, "How many steps to make in each estimator call (steps run in one compiled loop).",
+        minimum=1)
     random_seed: int = option(
         12345, "Seed for initialisation, data order and dropout.", new=True)
     dtype: str = option(
@@ -37,6 +38,16 @@ class TrainingOptions(DistributionOptions, FreezingOptions):
     optimizer: str = option(
         "adamw", "adamw: the original AdamWeightDecay; lamb: Model Garden's LAMB with the "
         "original's clipping and weight-decay exclusions.", choices=OPTIMIZERS, new=True)
+    log_steps: int = option(
+        100, "Log the losses (and write them to TensorBoard) every this many steps, as the "
+        "Estimator did; a compiled loop also ends there.", minimum=1, new=True)
+
+    def validate(self):
+        super().validate()
+        if self.reinit and not self.init_checkpoint:
+            raise ValueError(
+                "--reinit=%s re-draws groups loaded from --init_checkpoint, and there is none: "
+                "without it every variable starts from its seeded initial value already." % self.reinit)
 
 
 @dataclasses.dataclass(kw_only=True)
