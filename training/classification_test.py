@@ -12,6 +12,7 @@ from training import classification, pretraining
 from training.classification import ClassifierOptions
 from training.pretraining import PretrainingOptions
 from training.testing.pretraining_records import write_records
+from training.testing.summaries import read_scalars
 
 WORDS = ["the", "cat", "dog", "sat", "ran", "on", "a", "mat", "big", "small", "red", "blue"]
 CUES = {"entailment": "yes", "contradiction": "no", "neutral": "maybe"}
@@ -76,6 +77,10 @@ def test_mnli_trains_evaluates_and_writes_submission_files(glue, tmp_path):
     assert [l.split(" = ")[0] for l in lines] == ["eval_accuracy", "eval_loss", "global_step", "loss"]
     mismatched = (output / "eval_results_mismatched.txt").read_text().splitlines()
     assert [l.split(" = ")[0] for l in mismatched] == ["eval_accuracy", "eval_loss", "global_step", "loss"]
+    # The eval metrics as TensorBoard scalars too, at the global step.
+    assert read_scalars(str(output / "eval"))["eval_accuracy"] == (
+        matched["global_step"], pytest.approx(matched["eval_accuracy"]))
+    assert set(read_scalars(str(output / "eval_mismatched"))) == {"eval_accuracy", "eval_loss", "loss"}
 
     # test_results.tsv: one row of 3 probabilities per matched test example.
     rows = [list(map(float, l.split("\t"))) for l in (output / "test_results.tsv").read_text().splitlines()]

@@ -3,11 +3,10 @@
 import os
 
 import pytest
-import tensorflow as tf
-
 import modeling
 from training import run_setup
 from training.pretraining import PretrainingOptions
+from training.testing.summaries import read_scalars
 
 
 def test_output_dir_that_is_a_file_is_named(tmp_path):
@@ -54,9 +53,4 @@ def test_eval_results_file_and_tensorboard_scalars(tmp_path):
     path = run_setup.write_eval_results(str(tmp_path), results)
     assert open(path).read() == "eval_accuracy = 0.75\neval_loss = 0.5\nglobal_step = 7\ntask = mrpc\n"
     run_setup.write_eval_summaries(str(tmp_path), results, step=7, name="eval_mismatched")
-    [events] = os.listdir(tmp_path / "eval_mismatched")
-    scalars = {}
-    for event in tf.compat.v1.train.summary_iterator(str(tmp_path / "eval_mismatched" / events)):
-        for value in event.summary.value:
-            scalars[value.tag] = (event.step, float(tf.make_ndarray(value.tensor)))
-    assert scalars == {"eval_accuracy": (7, 0.75), "eval_loss": (7, 0.5)}
+    assert read_scalars(str(tmp_path / "eval_mismatched")) == {"eval_accuracy": (7, 0.75), "eval_loss": (7, 0.5)}

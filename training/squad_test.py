@@ -9,6 +9,7 @@ import tensorflow as tf
 from official.nlp.tools import squad_evaluate_v2_0
 from training import squad
 from training.squad import SquadOptions
+from training.testing.summaries import read_scalars
 
 WORDS = ["the", "cat", "dog", "sat", "ran", "on", "a", "mat", "big", "small", "red", "blue"]
 
@@ -77,6 +78,8 @@ def test_squad_v2_trains_predicts_and_evaluates(files, tmp_path):
             "NoAns_f1", "NoAns_total", "best_exact", "best_exact_thresh", "best_f1",
             "best_f1_thresh"} <= set(metrics)
     assert metrics["total"] == 30
+    assert read_scalars(str(output / "eval"))["best_f1"] == (
+        int(tf.train.load_checkpoint(str(output)).get_tensor("global_step")), pytest.approx(metrics["best_f1"]))
     # The model learned to find the gold word and to abstain without it.
     assert metrics["best_f1"] > 80.0, metrics
     # The same numbers as Model Garden's official v2.0 evaluation on our files.

@@ -13,6 +13,7 @@ import modeling
 from training import distribution, run_setup, trainer as trainer_lib
 from training.classification import losses_fn
 from training.optimization import optimizer_slots
+from training.testing.summaries import read_scalars
 from training.training_options import Schedule, TrainingOptions
 
 # No dropout: the hand-written reference step below has no dropout generator to share.
@@ -92,12 +93,7 @@ def test_training_log_writes_lines_and_scalars(tmp_path, caplog):
         log.write(4, 2, [1.5, 0.25], 0.001, elapsed=2.0)
     log.close()
     assert "step 4/10: loss = 1.5000, other_loss = 0.2500, learning_rate = 0.001, examples/s = 8.0" in caplog.text
-    [events] = [f for f in os.listdir(tmp_path) if f.startswith("events.out.tfevents")]
-    scalars = {}
-    for event in tf.compat.v1.train.summary_iterator(str(tmp_path / events)):
-        for value in event.summary.value:
-            scalars[value.tag] = (event.step, float(tf.make_ndarray(value.tensor)))
-    assert scalars == {"loss": (4, 1.5), "other_loss": (4, 0.25), "learning_rate": (4, pytest.approx(0.001)),
+    assert read_scalars(str(tmp_path)) == {"loss": (4, 1.5), "other_loss": (4, 0.25), "learning_rate": (4, pytest.approx(0.001)),
                        "examples_per_second": (4, 8.0)}
 
 
