@@ -63,7 +63,7 @@ class Options:
         for field in dataclasses.fields(self):
             value = getattr(self, field.name)
             choices, minimum = field.metadata.get("choices"), field.metadata.get("minimum")
-            if choices and value not in choices:
+            if choices and value is not None and value not in choices:
                 raise ValueError("--%s=%s is not supported; expected one of %s."
                                  % (field.name, value, ", ".join(choices)))
             if minimum is not None and value is not None and value < minimum:

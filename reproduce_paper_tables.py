@@ -1,0 +1,27 @@
+"""Reproduces a table or figure of Bhojanapalli et al. (2020), Low-Rank Bottleneck in Multi-head Attention Models.
+
+  python reproduce_paper_tables.py --experiment=table2b --scale=tiny --output_dir=/tmp/table2b
+  python reproduce_paper_tables.py --experiment=table1 --scale=paper --dry_run --output_dir=/tmp/plan
+
+Writes plan.sh and plan.md; without --dry_run runs every step (skipping
+finished ones) and writes results.json, results.md and <experiment>.png. The
+logic is in reproduction/ (see driver.py).
+"""
+
+from absl import app, logging
+
+import options
+from reproduction.driver import ReproduceOptions, run
+
+_PROGRAM = "reproduce_paper_tables.py"
+
+options.define_flags(ReproduceOptions)
+
+
+def main(_):
+    logging.set_verbosity(logging.INFO)
+    options.run_or_exit(_PROGRAM, run, options.from_flags(ReproduceOptions))
+
+
+if __name__ == "__main__":
+    app.run(main, flags_parser=options.flags_parser(_PROGRAM, ReproduceOptions))

@@ -1,0 +1,82 @@
+"""Runs a plan's steps in process, skipping finished ones, with a progress line per step.
+
+Each step calls the same library function as its entry point does, with the
+options built from the step's flags (`Options(**flags)`), so a step behaves
+exactly as its line in plan.sh. An interrupted step is simply run again: the
+entry points resume from their own checkpoints, and their outputs appear
+only when complete, so a step is either finished or not.
+"""
+
+import time
+
+import tf_keras
+from absl import logging
+
+
+def _programs():
+    """program -> (options class, run function); imported here: TensorFlow-heavy."""
+    from analysis import attention_rank
+    from pretraining_data import pipeline
+    from pretraining_data.instances import CreatePretrainingDataOptions
+    from training import classification, pretraining, squad
+
+    return {
+        "create_pretraining_data.py": (CreatePretrainingDataOptions, pipeline.run),
+        "run_pretraining.py": (pretraining.PretrainingOptions, pretraining.run),
+        "run_classifier.py": (classification.ClassifierOptions, classification.run),
+        "run_squad.py": (squad.SquadOptions, squad.run),
+        "probe_attention_rank.py": (attention_rank.ProbeAttentionRankOptions, attention_rank.run_from_options),
+    }
+
+
+def options_of(step):
+    """The step's flags as its entry point's options object (what its command line parses to)."""
+    options_class, _ = _programs()[step.program]
+    return options_class(**step.flags)
+
+
+def _duration(seconds):
+    seconds = int(round(seconds))
+    return "%dh%02dm" % (seconds // 3600, seconds % 3600 // 60) if seconds >= 3600 else \
+        "%dm%02ds" % (seconds // 60, seconds % 60)
+
+
+def run(steps, before_step=None):
+    """Runs every unfinished step in order.
+
+    Args:
+      steps: list of plan.Step.
+      before_step: called with each step before it runs (the driver writes
+        the row configs there); may be None.
+
+    Returns:
+      (number of steps run, number skipped as finished).
+    """
+    programs = _programs()
+    started = time.time()
+    ran = skipped = 0
+    durations = []
+    for index, step in enumerate(steps, 1):
+        if step.is_done():
+            skipped += 1
+            logging.info("[%d/%d] %s: finished earlier, skipped.", index, len(steps), step.name)
+            continue
+        if before_step:
+            before_step(step)
+        options_class, run_step = programs[step.program]
+        step_started = time.time()
+        logging.info("[%d/%d] %s (%s): running.", index, len(steps), step.name, step.program)
+        run_step(options_class(**step.flags))
+        # Each step builds its own models, and sets its own precision policy.
+        tf_keras.backend.clear_session()
+        tf_keras.mixed_precision.set_global_policy("float32")
+        if not step.is_done():
+            raise RuntimeError("Step %s ended without its outputs: %s" % (step.name, ", ".join(step.outputs)))
+        durations.append(time.time() - step_started)
+        ran += 1
+        remaining = len(steps) - index
+        eta = sum(durations) / len(durations) * remaining
+        logging.info("[%d/%d] %s: done in %s; elapsed %s, ETA %s for %d more step(s) (from the steps "
+                     "finished so far).", index, len(steps), step.name, _duration(durations[-1]),
+                     _duration(time.time() - started), _duration(eta), remaining)
+    return ran, skipped

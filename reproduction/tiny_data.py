@@ -1,0 +1,47 @@
+"""The data of --scale=tiny, made on the machine as `make demo` makes its own.
+
+The demo's sample corpus (the standard library's docstrings), its WordPiece
+vocabulary, an MNLI-format set and a SQuAD set built from the corpus; SQuAD
+v1.1 files are the 2.0 set without its unanswerable questions. Deterministic:
+made once per directory and reused.
+"""
+
+import json
+import os
+
+from demo import sample_data
+from reproduction.plan import DataPaths
+
+
+def _squad_v1(source, target):
+    with open(source, encoding="utf-8") as f:
+        data = json.load(f)["data"]
+    for article in data:
+        for paragraph in article["paragraphs"]:
+            paragraph["qas"] = [qa for qa in paragraph["qas"] if not qa.get("is_impossible")]
+            for qa in paragraph["qas"]:
+                qa.pop("is_impossible", None)
+    with open(target + ".incomplete", "w", encoding="utf-8") as f:
+        json.dump({"version": "1.1", "data": data}, f)
+    os.replace(target + ".incomplete", target)
+
+
+def make(data_dir):
+    """Makes (or finds) the tiny data in data_dir; returns its DataPaths."""
+    corpus = os.path.join(data_dir, "corpus.txt")
+    vocab = os.path.join(data_dir, "vocab.txt")
+    mnli_dir = os.path.join(data_dir, "MNLI")
+    squad_dir = os.path.join(data_dir, "squad")
+    done = os.path.join(data_dir, "DONE")
+    if not os.path.exists(done):
+        os.makedirs(data_dir, exist_ok=True)
+        sample_data.build_corpus(corpus)
+        sample_data.build_vocab(corpus, vocab)
+        sample_data.build_mnli_sample(corpus, mnli_dir)
+        sample_data.build_squad_sample(corpus, squad_dir)
+        for split in ("train", "dev"):
+            _squad_v1(os.path.join(squad_dir, "%s-v2.0.json" % split),
+                      os.path.join(squad_dir, "%s-v1.1.json" % split))
+        with open(done, "w") as f:
+            f.write("complete\n")
+    return DataPaths(corpus=corpus, mnli_dir=mnli_dir, squad_dir=squad_dir, vocab_file=vocab)
