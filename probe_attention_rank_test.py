@@ -1,4 +1,10 @@
-"""probe_attention_rank.py's command line, run in process on a tiny checkpoint."""
+"""probe_attention_rank.py's command line, run in process on a tiny checkpoint.
+
+The flags are defined on a FlagValues of the test's own, as the entry point
+defines them on absl's global one: importing the entry point would clash
+with other modules' global flags of the same names (--head_size) in a
+shared test process.
+"""
 
 import json
 import os
@@ -7,7 +13,6 @@ import pytest
 from absl import flags
 
 import options
-import probe_attention_rank
 import tokenization
 from analysis import attention_rank, testing
 
@@ -25,14 +30,17 @@ def tiny(tmp_path_factory):
 
 @pytest.fixture
 def main():
-    """Parses argv into the global flags as app.run does, then runs main; resets the flags after."""
-    parse = options.flags_parser(PROGRAM, probe_attention_rank.ProbeAttentionRankOptions)
+    """What probe_attention_rank.py does: parse argv as app.run would, then run_or_exit."""
+    flag_values = flags.FlagValues()
+    options_class = attention_rank.ProbeAttentionRankOptions
+    options.define_flags(options_class, flag_values)
+    parse = options.flags_parser(PROGRAM, options_class, flag_values)
 
     def run(argv):
-        probe_attention_rank.main(parse([PROGRAM] + argv))
+        parse([PROGRAM] + argv)
+        options.run_or_exit(PROGRAM, attention_rank.run_from_options, options.from_flags(options_class, flag_values))
 
-    yield run
-    flags.FLAGS.unparse_flags()
+    return run
 
 
 def _argv(tiny, tmp_path, *extra):

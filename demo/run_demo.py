@@ -12,7 +12,10 @@
    initialisation, each checkpoint, and the frozen model;
 5. run_classifier.py (MNLI format) and run_squad.py (SQuAD 2.0 format)
    from the pre-trained checkpoint, with eval results and submission files;
-6. extract_features.py with the pre-trained checkpoint.
+6. extract_features.py with the pre-trained checkpoint;
+7. reproduce_paper_tables.py --experiment=table2b --scale=tiny: the low-rank
+   paper's Table 2B shrunk to 2 layers, on the same sample data, with the
+   head-rank probe of every row (--noreproduce_table skips it).
 
 Every step is the command line a user would type; each is printed first.
 Outputs go to --output_dir (default demo_output/).
@@ -31,6 +34,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)  # `python demo/run_demo.py` from anywhere.
 
 from demo import sample_data  # noqa: E402  pylint: disable=wrong-import-position
+from reproduction import tiny_data  # noqa: E402  pylint: disable=wrong-import-position
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("output_dir", os.path.join(ROOT, "demo_output"), "Where everything goes.")
@@ -43,6 +47,8 @@ flags.DEFINE_integer("num_workers", 2, "create_pretraining_data.py --num_workers
 flags.DEFINE_string("freeze_preset", "ffn", "The --freeze preset pre-trained next to the unfrozen model.")
 flags.DEFINE_float("classifier_epochs", 2.0, "run_classifier.py --num_train_epochs.")
 flags.DEFINE_float("squad_epochs", 1.0, "run_squad.py --num_train_epochs.")
+flags.DEFINE_bool("reproduce_table", True,
+                  "Also run reproduce_paper_tables.py --experiment=table2b --scale=tiny (~10 min).")
 
 # The demo model: small enough for 2 CPU cores, with the paper's fixed head
 # size: 4 heads x 64 = 256 != hidden 128.
@@ -219,6 +225,17 @@ def main(_):
         layers="-1,-2", max_seq_length=32, batch_size=8,
     ))
 
+    # The low-rank paper's Table 2B at tiny scale, on the same sample data:
+    # plan, pre-training, the head-rank probe, MNLI and SQuAD v1.1 per row.
+    table_dir = os.path.join(out, "table2b")
+    if FLAGS.reproduce_table:
+        tiny_data.write_squad_v1(os.path.join(data_dir, "squad"))
+        _run(_python(
+            "reproduce_paper_tables.py", experiment="table2b", scale="tiny", output_dir=table_dir,
+            corpus=os.path.join(data_dir, "corpus.txt"), mnli_dir=os.path.join(data_dir, "MNLI"),
+            squad_dir=os.path.join(data_dir, "squad"), vocab_file=vocab,
+        ), os.path.join(out, "reproduce_paper_tables.log"))
+
     print("\n=== Held-out masked-LM accuracy (pre-training) ===")
     print("  %-14s %8s  %10s  %14s" % ("model", "step", "accuracy", "masked_lm_loss"))
     for label, step, accuracy, loss in curve:
@@ -238,6 +255,10 @@ def main(_):
     print("\n=== run_squad.py SQuAD 2.0 format: eval_results.json ===")
     for key in ("exact", "f1", "HasAns_f1", "NoAns_f1", "best_f1", "best_f1_thresh"):
         print("  %s = %.2f" % (key, squad_metrics[key]))
+    if FLAGS.reproduce_table:
+        with open(os.path.join(table_dir, "results.md")) as f:
+            print("\n=== reproduce_paper_tables.py --experiment=table2b --scale=tiny: results.md ===\n"
+                  + f.read().rstrip())
     print("\nOutputs:")
     print("  sample corpus, vocabulary, MNLI and SQuAD sets  %s" % data_dir)
     print("  pre-training records              %s" % ", ".join(records.values()))
@@ -248,6 +269,11 @@ def main(_):
     print("  SQuAD predictions + metrics       %s (predictions.json, nbest_predictions.json, "
           "null_odds.json, eval_results.json)" % squad_dir)
     print("  extracted features                %s" % os.path.join(out, "features.jsonl"))
+    if FLAGS.reproduce_table:
+        print("  Table 2B at tiny scale            %s (results.md, results.json, table2b.png, plan.sh)"
+              % table_dir)
+        print("  head-rank probe plot              %s" % os.path.join(table_dir, "dp32", "probe",
+                                                                      "rank_vs_length.png"))
     print("Demo finished in %.0f s." % (time.time() - started))
 
 
