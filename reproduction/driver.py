@@ -14,11 +14,14 @@ from typing import Optional
 from absl import logging
 
 import outputs
+from modeling import parameter_matching
 from options import Options, option
 from reproduction import experiments, plan as plan_lib, plots, results as results_lib, runner, scales
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PAPER_VOCAB_SIZE = results_lib.PAPER_VOCAB_SIZE
+MNLI_FILES = ("train.tsv", "dev_matched.tsv", "dev_mismatched.tsv")
+SQUAD_FILES = ("train-v1.1.json", "dev-v1.1.json")
 SCALE_NOTES = {
     "paper": "Paper scale: 24 layers, the paper's pre-training and fine-tuning recipes.",
     "tiny": "**Tiny scale** (2 layers, d, d_p and I divided by 8, seconds of training on a sample of "
@@ -68,6 +71,12 @@ class ReproduceOptions(Options):
         for name in ("mnli_dir", "squad_dir"):
             if given[name] and not self.dry_run and not os.path.isdir(given[name]):
                 raise ValueError("--%s=%s is not a directory." % (name, given[name]))
+        # Checked now, not when fine-tuning starts after hours of pre-training.
+        for name, files in (("mnli_dir", MNLI_FILES), ("squad_dir", SQUAD_FILES)):
+            missing_files = [f for f in files if given[name] and not self.dry_run
+                             and not os.path.exists(os.path.join(given[name], f))]
+            if missing_files:
+                raise ValueError("--%s=%s lacks %s." % (name, given[name], ", ".join(missing_files)))
         if self.vocab_file and not self.dry_run and not os.path.exists(self.vocab_file):
             raise ValueError("--vocab_file=%s does not exist." % self.vocab_file)
         # A dry run without paths writes shell variables, for the cluster to set.
@@ -172,6 +181,18 @@ def plan_markdown(steps, experiment, scale, vocab_size):
             " / ".join(compute_cost.format_flops(f) for f in per_step), compute_cost.format_flops(total),
             compute_cost.format_bytes(compute_cost.checkpoint_bytes(config)),
             compute_cost.format_bytes(compute_cost.checkpoint_bytes(config, with_adam_slots=True))))
+    if scale.name == "paper" and vocab_size == PAPER_VOCAB_SIZE:
+        lines += ["", "The paper compares families at equal parameter counts. The standard model "
+                  "(16 heads of size d/h, I = 4d) matching each row's count "
+                  "(modeling.parameter_matching, d in multiples of 16):", "",
+                  "| row | parameters | matched standard model | its parameters |", "|---|---|---|---|"]
+        for row in experiment.rows:
+            params = results_lib.total_parameters(scale.config(row, vocab_size))
+            matched = parameter_matching.match_params(parameter_matching.BASELINE, params)
+            lines.append("| %s | %s | d=%d, h=16, d_p=%d, I=%d | %s |" % (
+                row.name, "{:,}".format(params), matched.config.hidden_size,
+                matched.config.attention_head_size, matched.config.intermediate_size,
+                "{:,}".format(matched.parameters)))
     lines += ["", "Schedule: batch %d, learning rate %g; %s. Fine-tuning: MNLI %s; SQuAD v1.1 %s." % (
         scale.train_batch_size, scale.learning_rate,
         "; ".join("%s: %d steps at n=%d (%d warm-up)" % (s.name, s.num_train_steps, s.max_seq_length,

@@ -79,6 +79,9 @@ def test_bad_input_is_named(micro, tmp_path):
     assert str(error.value) == "--scale=paper needs --mnli_dir, --squad_dir, --vocab_file (where the data lives)."
     with pytest.raises(ValueError, match=r"^--mnli_dir=.*/nowhere is not a directory\.$"):
         driver.run(_options(micro, tmp_path / "c", mnli_dir=str(tmp_path / "nowhere")))
+    os.remove(os.path.join(micro.squad_dir, "dev-v1.1.json"))
+    with pytest.raises(ValueError, match=r"^--squad_dir=.*/squad lacks dev-v1\.1\.json\.$"):
+        driver.run(_options(micro, tmp_path / "d"))
     # A dry run at paper scale needs no data: its plan leaves the paths to the environment.
     written = driver.run(driver.ReproduceOptions(experiment="table1", scale="paper", dry_run=True,
                                                  output_dir=str(tmp_path / "plan")))

@@ -99,3 +99,14 @@ def test_each_row_probes_its_pre_trained_model_before_fine_tuning():
     assert probe.flags["input_file"] == "/out/data/probe_input.txt" and probe.flags["max_seq_length"] == 128
     assert probe.outputs == ("/out/dp32/probe/ranks.jsonl", "/out/dp32/probe/summary.json",
                              "/out/dp32/probe/rank_vs_length.png")
+
+
+def test_the_dry_runs_plan_md_gives_counts_compute_and_matched_standard_models(tmp_path):
+    from reproduction import driver
+    written = driver.run(driver.ReproduceOptions(experiment="table2a", scale="paper", dry_run=True,
+                                                 output_dir=str(tmp_path)))
+    text = open(written["plan_md"]).read()
+    assert "| h8 | d=512 h=8 d_p=128, I=4096, 24 layers | 167,690,044 |" in text  # The paper's 168M.
+    # The standard model of equal size: 16 heads of d/16, I = 4d, d a multiple of 16.
+    assert "| h32 | 318,906,172 | d=992, h=16, d_p=62, I=3968 | 316,514,236 |" in text
+    assert open(written["plan_sh"]).read().startswith("#!/bin/bash\n")
