@@ -43,8 +43,11 @@ def _table(results, path):
             twin.set_ylabel("paper", color="tab:orange")
         ax.set_title(title)
         ax.grid(alpha=0.3)
-    handles = [line for ax in figure.axes for line in ax.get_lines()]
-    figure.legend(handles[:2], [h.get_label() for h in handles[:2]], loc="lower center", ncol=2)
+    handles = {}
+    for ax in figure.axes:
+        for line in ax.get_lines():
+            handles.setdefault(line.get_label(), line)
+    figure.legend(list(handles.values()), list(handles), loc="lower center", ncol=2)
     figure.suptitle(results["title"], fontsize=10)
     figure.tight_layout(rect=(0, 0.08, 1, 0.95))
     figure.savefig(path, dpi=110)
