@@ -31,7 +31,7 @@ _POSITIVE_INT_KEYS = (
 _PROBABILITY_KEYS = ("hidden_dropout_prob", "attention_probs_dropout_prob")
 # An unknown key this close to a known one is taken for a typo ("head_sise"):
 # silently ignoring it would train another model than the one asked for.
-_TYPO_DISTANCE = 2
+TYPO_DISTANCE = 2
 
 
 class BertConfig:
@@ -106,7 +106,7 @@ class BertConfig:
         if self.vocab_size is None:
             raise ValueError("BertConfig: `vocab_size` is required (got None).")
         for key in _POSITIVE_INT_KEYS:
-            _check_positive_int(key, getattr(self, key))
+            check_positive_int(key, getattr(self, key))
         if self.hidden_act not in activations.NAMES:
             raise ValueError(
                 "BertConfig: `hidden_act` = %r is not supported; expected one of %s."
@@ -114,11 +114,11 @@ class BertConfig:
             )
         for key in _PROBABILITY_KEYS:
             value = getattr(self, key)
-            if not _is_real(value) or not 0.0 <= value < 1.0:
+            if not is_real(value) or not 0.0 <= value < 1.0:
                 raise ValueError(
                     "BertConfig: `%s` = %r must be a probability in [0, 1)." % (key, value)
                 )
-        if not _is_real(self.initializer_range) or not self.initializer_range > 0:
+        if not is_real(self.initializer_range) or not self.initializer_range > 0:
             raise ValueError(
                 "BertConfig: `initializer_range` = %r must be a positive number."
                 % (self.initializer_range,)
@@ -132,7 +132,7 @@ class BertConfig:
                     % (self.hidden_size, self.num_attention_heads)
                 )
         else:
-            _check_positive_int("head_size", self.head_size)
+            check_positive_int("head_size", self.head_size)
 
     @classmethod
     def from_dict(cls, json_object, source="the config"):
@@ -154,7 +154,7 @@ class BertConfig:
         known = cls(vocab_size=1).to_dict()
         unknown = sorted(key for key in json_object if key not in known)
         for key in unknown:
-            close = [k for k in sorted(known) if _edit_distance(key, k) <= _TYPO_DISTANCE]
+            close = [k for k in sorted(known) if edit_distance(key, k) <= TYPO_DISTANCE]
             if close:
                 raise ValueError(
                     "BertConfig: unknown key `%s` in %s (did you mean %s?)." % (key, source, close[0]))
@@ -221,11 +221,11 @@ class BertConfig:
         )
 
 
-def _is_real(value):
+def is_real(value):
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def _edit_distance(a, b):
+def edit_distance(a, b):
     """Levenshtein distance: insertions, deletions and substitutions."""
     previous = list(range(len(b) + 1))
     for i, char_a in enumerate(a, 1):
@@ -237,6 +237,6 @@ def _edit_distance(a, b):
     return previous[-1]
 
 
-def _check_positive_int(key, value):
+def check_positive_int(key, value, owner="BertConfig"):
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise ValueError("BertConfig: `%s` = %r must be a positive integer." % (key, value))
+        raise ValueError("%s: `%s` = %r must be a positive integer." % (owner, key, value))

@@ -66,7 +66,7 @@ def _original_shape(suffix, shape):
     return tuple(shape)
 
 
-def _block_variables(block, prefix):
+def block_variables(block, prefix):
     """Maps one TransformerEncoderBlock's weights to `prefix/...` names."""
     found = {}
     for variable in block.weights:
@@ -104,7 +104,7 @@ def encoder_variables(bert):
     add("bert/embeddings/LayerNorm/gamma", embeddings.layer_norm.gamma)
     add("bert/embeddings/LayerNorm/beta", embeddings.layer_norm.beta)
     for i, block in enumerate(bert.encoder_layers):
-        names.update(_block_variables(block, "bert/encoder/layer_%d" % i))
+        names.update(block_variables(block, "bert/encoder/layer_%d" % i))
     add("bert/pooler/dense/kernel", bert.pooler.kernel)
     add("bert/pooler/dense/bias", bert.pooler.bias)
     return names
@@ -115,10 +115,12 @@ _CACHE = weakref.WeakKeyDictionary()
 
 
 def original_variables(model):
-    """{original name: OriginalVariable} for a `BertModel` or a task model (read-only).
+    """{checkpoint name: OriginalVariable} of a model (read-only), built once per model.
 
-    A task model has a `bert` encoder and a `head_variables()` method giving
-    its heads' variables under their original names.
+    A `BertModel`; a BERT task model, which has a `bert` encoder and a
+    `head_variables()` method giving its heads' variables under their
+    original names; or another model family that names its own variables
+    with a `checkpoint_variables()` method (modeling/transformer_lm.py).
     """
     if model not in _CACHE:
         _CACHE[model] = types.MappingProxyType(_build_original_variables(model))
@@ -126,7 +128,9 @@ def original_variables(model):
 
 
 def _build_original_variables(model):
-    if hasattr(model, "head_variables"):
+    if hasattr(model, "checkpoint_variables"):
+        names = model.checkpoint_variables()
+    elif hasattr(model, "head_variables"):
         names = encoder_variables(model.bert)
         for name, variable in model.head_variables().items():
             names[name] = OriginalVariable(variable, tuple(variable.shape))
@@ -136,5 +140,5 @@ def _build_original_variables(model):
     named = {id(entry.variable) for entry in names.values()}
     unnamed = [v.name for v in model.weights if id(v) not in named]
     if unnamed:
-        raise ValueError("Variables without an original BERT name: %s" % unnamed)
+        raise ValueError("Variables without a checkpoint name: %s" % unnamed)
     return names

@@ -33,13 +33,14 @@ def initializers(config):
 
 
 def initialize(model, seed, names=None):
-    """Assigns seeded initial values to a built BERT model's variables.
+    """Assigns seeded initial values to a built model's variables.
 
     Args:
-      model: a built BertModel or task model.
+      model: a built BertModel or task model, or a model of another family
+        that gives its own `initializer_of(name)` (modeling/transformer_lm.py).
       seed: int, --random_seed.
       names: optional iterable of original names; default all.
     """
     variables = original_variables(model)
-    seeded_values.assign_seeded(variables, variables if names is None else names, seed,
-                                initializers(model.config))
+    initializer_of = getattr(model, "initializer_of", None) or initializers(model.config)
+    seeded_values.assign_seeded(variables, variables if names is None else names, seed, initializer_of)

@@ -1,0 +1,132 @@
+"""`LmConfig`: the decoder-only Transformer language model's `lm_config.json`.
+
+Keys, as `--lm_config_file` gives them (defaults: the `lm1b_paper` model of
+Bhojanapalli et al. (2020), a 6-layer tensor2tensor-style language model):
+
+  vocab_size                    rows of the embedding table (from the vocabulary
+                                when the file leaves it out)
+  hidden_size                   d, width of every layer's output (256)
+  num_hidden_layers             layers (6)
+  num_attention_heads           h (8)
+  head_size                     d_p; null: d / h, the standard rule (32)
+  intermediate_size             feed-forward width (1024)
+  hidden_act                    feed-forward activation ("relu", as tensor2tensor)
+  hidden_dropout_prob           dropout on embeddings and sub-layer outputs (0.1)
+  attention_probs_dropout_prob  dropout on attention probabilities (0.1)
+  max_position_embeddings       longest input, learned positions (256)
+  tie_embeddings                output layer = transposed input embeddings (true)
+  initializer_range             stddev of the truncated-normal initializer (0.02)
+
+Unknown keys are named in a warning; one within two edits of a known key is
+an error ("did you mean head_size?"), as for `BertConfig`.
+"""
+
+import dataclasses
+import json
+from typing import Optional
+
+import tensorflow as tf
+from absl import logging
+
+from modeling import activations
+from modeling.bert_config import TYPO_DISTANCE, check_positive_int, edit_distance, is_real
+
+
+@dataclasses.dataclass(frozen=True)
+class LmConfig:
+    """Configuration of a `TransformerLm` (see the module docstring for the keys)."""
+
+    vocab_size: Optional[int] = None
+    hidden_size: int = 256
+    num_hidden_layers: int = 6
+    num_attention_heads: int = 8
+    head_size: Optional[int] = 32
+    intermediate_size: int = 1024
+    hidden_act: str = "relu"
+    hidden_dropout_prob: float = 0.1
+    attention_probs_dropout_prob: float = 0.1
+    max_position_embeddings: int = 256
+    tie_embeddings: bool = True
+    initializer_range: float = 0.02
+
+    def __post_init__(self):
+        self.validate()
+
+    @property
+    def attention_head_size(self):
+        """d_p in effect: head_size, or d / h when it is null."""
+        return self.head_size or self.hidden_size // self.num_attention_heads
+
+    def validate(self):
+        """Raises ValueError naming the offending key and value (vocab_size may be unset)."""
+        if self.vocab_size is not None:
+            check_positive_int("vocab_size", self.vocab_size, "LmConfig")
+        for key in ("hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size",
+                    "max_position_embeddings"):
+            check_positive_int(key, getattr(self, key), "LmConfig")
+        if self.hidden_act not in activations.NAMES:
+            raise ValueError("LmConfig: `hidden_act` = %r is not supported; expected one of %s."
+                             % (self.hidden_act, ", ".join(activations.NAMES)))
+        for key in ("hidden_dropout_prob", "attention_probs_dropout_prob"):
+            value = getattr(self, key)
+            if not is_real(value) or not 0.0 <= value < 1.0:
+                raise ValueError("LmConfig: `%s` = %r must be a probability in [0, 1)." % (key, value))
+        if not isinstance(self.tie_embeddings, bool):
+            raise ValueError("LmConfig: `tie_embeddings` = %r must be true or false." % (self.tie_embeddings,))
+        if not is_real(self.initializer_range) or not self.initializer_range > 0:
+            raise ValueError("LmConfig: `initializer_range` = %r must be a positive number."
+                             % (self.initializer_range,))
+        if self.head_size is None:
+            if self.hidden_size % self.num_attention_heads:
+                raise ValueError(
+                    "LmConfig: hidden_size %d is not a multiple of num_attention_heads %d; set "
+                    "`head_size` to use heads of any size." % (self.hidden_size, self.num_attention_heads))
+        else:
+            check_positive_int("head_size", self.head_size, "LmConfig")
+
+    @classmethod
+    def from_dict(cls, values, source="the config"):
+        """An LmConfig from a dict; unknown keys warned about, near-misses refused.
+
+        Raises:
+          ValueError: naming the key (and `source`) for an invalid or misspelt key.
+        """
+        known = [field.name for field in dataclasses.fields(cls)]
+        unknown = sorted(key for key in values if key not in known)
+        for key in unknown:
+            close = [k for k in known if edit_distance(key, k) <= TYPO_DISTANCE]
+            if close:
+                raise ValueError("LmConfig: unknown key `%s` in %s (did you mean %s?)." % (key, source, close[0]))
+        if unknown:
+            logging.warning("LmConfig: %s has keys the model does not use: %s (ignored).",
+                            source, ", ".join(unknown))
+        return cls(**{key: value for key, value in values.items() if key in known})
+
+    @classmethod
+    def from_json_file(cls, path):
+        """Reads `--lm_config_file`.
+
+        Raises:
+          ValueError: the file is missing, not JSON, not an object, or has a bad key.
+        """
+        if not tf.io.gfile.exists(path):
+            raise ValueError("--lm_config_file=%s does not exist." % path)
+        with tf.io.gfile.GFile(path) as f:
+            text = f.read()
+        try:
+            values = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise ValueError("LmConfig: %s is not valid JSON (line %d: %s)." % (path, error.lineno, error.msg)) from None
+        if not isinstance(values, dict):
+            raise ValueError("LmConfig: %s must hold a JSON object." % path)
+        return cls.from_dict(values, source=path)
+
+    def replace(self, **overrides):
+        """A validated copy with some keys changed."""
+        return dataclasses.replace(self, **overrides)
+
+    def to_dict(self):
+        return dataclasses.asdict(self)
+
+    def to_json_string(self):
+        return json.dumps(self.to_dict(), indent=2, sort_keys=True) + "\n"
