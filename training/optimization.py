@@ -19,6 +19,7 @@ from official.nlp import optimization as model_garden_optimization
 # The original's exclusions, matched against variable names.
 WEIGHT_DECAY_EXCLUSIONS = ("LayerNorm", "layer_norm", "bias")
 OPTIMIZERS = ("adamw", "lamb")
+LEARNING_RATE_SCHEDULES = ("linear", "rsqrt")
 
 
 class AdamWeightDecay(tf_keras.optimizers.Optimizer):
@@ -139,13 +140,54 @@ def learning_rate_schedule(learning_rate, num_train_steps, num_warmup_steps):
     )
 
 
-def create_optimizer(name, learning_rate, num_train_steps, num_warmup_steps):
+@tf_keras.utils.register_keras_serializable(package="BertTf2")
+class RsqrtSchedule(tf_keras.optimizers.schedules.LearningRateSchedule):
+    """tensor2tensor's `constant*linear_warmup*rsqrt_decay*rsqrt_hidden_size`.
+
+    lr(step) = learning_rate * min(1, step / num_warmup_steps)
+               / sqrt(max(step, num_warmup_steps)) / sqrt(hidden_size)
+
+    Linear warm-up to learning_rate / sqrt(num_warmup_steps * hidden_size),
+    then decay with 1/sqrt(step); it does not reach 0 at the last step.
+    """
+
+    def __init__(self, learning_rate, num_warmup_steps, hidden_size):
+        super().__init__()
+        self.learning_rate = learning_rate
+        self.num_warmup_steps = num_warmup_steps
+        self.hidden_size = hidden_size
+
+    def __call__(self, step):
+        step = tf.cast(step, tf.float32)
+        warmup = tf.cast(max(self.num_warmup_steps, 1), tf.float32)
+        return (self.learning_rate * tf.minimum(1.0, step / warmup) * tf.math.rsqrt(tf.maximum(step, warmup))
+                * tf.math.rsqrt(tf.cast(self.hidden_size, tf.float32)))
+
+    def get_config(self):
+        return dict(learning_rate=self.learning_rate, num_warmup_steps=self.num_warmup_steps,
+                    hidden_size=self.hidden_size)
+
+
+def create_optimizer(name, learning_rate, num_train_steps, num_warmup_steps, learning_rate_schedule_name="linear",
+                     hidden_size=None):
     """Builds the optimizer named by `--optimizer` (its slots not yet created).
+
+    Args:
+      learning_rate_schedule_name: "linear" (the original's) or "rsqrt"
+        (RsqrtSchedule, which needs the model's hidden_size).
 
     Raises:
       ValueError: for an unknown name, listing the known ones.
     """
-    schedule = learning_rate_schedule(learning_rate, num_train_steps, num_warmup_steps)
+    if learning_rate_schedule_name == "rsqrt":
+        if not hidden_size:
+            raise ValueError("--learning_rate_schedule=rsqrt needs the model's hidden size.")
+        schedule = RsqrtSchedule(learning_rate, num_warmup_steps, hidden_size)
+    elif learning_rate_schedule_name == "linear":
+        schedule = learning_rate_schedule(learning_rate, num_train_steps, num_warmup_steps)
+    else:
+        raise ValueError("--learning_rate_schedule=%s is not supported; expected one of %s."
+                         % (learning_rate_schedule_name, ", ".join(LEARNING_RATE_SCHEDULES)))
     if name == "adamw":
         return AdamWeightDecay(schedule)
     if name == "lamb":

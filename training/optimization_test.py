@@ -25,6 +25,23 @@ def test_schedule_is_original(warmup):
         assert float(schedule(step)) == pytest.approx(_original_lr(step, 1e-3, 10, warmup), abs=1e-9)
 
 
+@pytest.mark.parametrize("warmup, hidden", [(10, 256), (1, 64)])
+def test_rsqrt_schedule_is_tensor2tensors(warmup, hidden):
+    # constant * linear_warmup * rsqrt_decay * rsqrt_hidden_size, written out.
+    schedule = optimization.create_optimizer("adamw", 0.1, 1000, warmup, "rsqrt", hidden)._learning_rate
+    for step in (0, 1, 5, warmup, warmup + 1, 100, 999):
+        expected = 0.1 * min(1.0, step / warmup) / np.sqrt(max(step, warmup)) / np.sqrt(hidden)
+        assert float(schedule(step)) == pytest.approx(expected, rel=1e-6, abs=1e-12), step
+    assert float(schedule(warmup)) == pytest.approx(0.1 / np.sqrt(warmup * hidden))
+    config = schedule.get_config()
+    assert type(schedule).from_config(config).get_config() == config
+
+
+def test_unknown_learning_rate_schedule():
+    with pytest.raises(ValueError, match="--learning_rate_schedule=cosine is not supported"):
+        optimization.create_optimizer("adamw", 1e-3, 10, 0, "cosine")
+
+
 def _numpy_adamw(params, grads_per_step, decay_names, lr_fn):
     """The original AdamWeightDecayOptimizer.apply_gradients, step by step."""
     m = {k: np.zeros_like(v) for k, v in params.items()}

@@ -54,14 +54,19 @@ def effective_config(options):
     return config
 
 
-def bert_freezer(options, config):
-    """The run's Freezer over BERT's parameter groups; bad selectors fail here, before any model.
+def make_freezer(options, groups, num_layers, initializer_of):
+    """The run's Freezer over a model family's groups; bad selectors fail here, before any model.
 
     --init_checkpoint, which --freeze and --reinit act on, is checked here too.
     """
     if options.init_checkpoint:
         init_checkpoint.check(options.init_checkpoint)
-    return Freezer(options, BERT_PARAMETER_GROUPS, config.num_hidden_layers, seeded_init.initializers(config))
+    return Freezer(options, groups, num_layers, initializer_of)
+
+
+def bert_freezer(options, config):
+    """make_freezer over BERT's parameter groups."""
+    return make_freezer(options, BERT_PARAMETER_GROUPS, config.num_hidden_layers, seeded_init.initializers(config))
 
 
 def config_records(config):

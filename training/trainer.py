@@ -19,7 +19,7 @@ import json
 import math
 import os
 import time
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Mapping, Optional, Sequence
 
 import tensorflow as tf
 import tf_keras
@@ -49,6 +49,8 @@ class Task:
       differ from those already there is refused.
     input_files: the record files make_dataset reads, searched for the
       damaged record when reading fails.
+    tokens_name: the entry of compute_losses' dict, if any, that counts the
+      replica batch's real tokens (not a loss: the log turns it into tokens/s).
     """
 
     build_model: Callable
@@ -58,6 +60,7 @@ class Task:
     loss_names: Sequence[str] = ("loss",)
     records: Mapping[str, str] = dataclasses.field(default_factory=dict)
     input_files: Sequence[str] = ()
+    tokens_name: Optional[str] = None
 
 
 def dropout_generators(model):
@@ -126,27 +129,39 @@ def check_finite(losses, previous_step, step, last_saved):
 
 
 class TrainingLog:
-    """One log line and the TensorBoard scalars per loop."""
+    """One log line and the TensorBoard scalars per loop.
 
-    def __init__(self, output_dir, loss_names, batch_size, num_train_steps):
+    With `tokens_name`, that entry of the loop's means (real tokens per replica
+    batch) is logged as tokens/s instead of as a loss.
+    """
+
+    def __init__(self, output_dir, loss_names, batch_size, num_train_steps, tokens_name=None, num_replicas=1):
         self.loss_names = list(loss_names)
         self.batch_size = batch_size
         self.num_train_steps = num_train_steps
+        self.tokens_name = tokens_name
+        self.num_replicas = num_replicas
         self.writer = tf.summary.create_file_writer(output_dir)
 
     def write(self, step, previous_step, losses, learning_rate, elapsed):
-        examples_per_second = (step - previous_step) * self.batch_size / max(elapsed, 1e-9)
+        elapsed = max(elapsed, 1e-9)
+        rates = dict(examples_per_second=(step - previous_step) * self.batch_size / elapsed)
+        named = list(zip(self.loss_names, losses))
+        if self.tokens_name:
+            tokens = dict(named)[self.tokens_name] * self.num_replicas
+            named = [(name, value) for name, value in named if name != self.tokens_name]
+            rates["tokens_per_second"] = (step - previous_step) * tokens / elapsed
         logging.info(
-            "step %d/%d: %s, learning_rate = %.3g, examples/s = %.1f",
-            step, self.num_train_steps,
-            ", ".join("%s = %.4f" % item for item in zip(self.loss_names, losses)),
-            learning_rate, examples_per_second,
+            "step %d/%d: %s, learning_rate = %.3g, %s",
+            step, self.num_train_steps, ", ".join("%s = %.4f" % item for item in named), learning_rate,
+            ", ".join("%s = %.1f" % (name.replace("_per_second", "/s"), value) for name, value in rates.items()),
         )
         with self.writer.as_default(step=step):
-            for name, value in zip(self.loss_names, losses):
+            for name, value in named:
                 tf.summary.scalar(name, value)
             tf.summary.scalar("learning_rate", learning_rate)
-            tf.summary.scalar("examples_per_second", examples_per_second)
+            for name, value in rates.items():
+                tf.summary.scalar(name, value)
 
     def close(self):
         self.writer.flush()
@@ -179,7 +194,8 @@ class Trainer:
         self.frozen_manifest = freezer.frozen_manifest(self.plan, self.variables)
         with strategy.scope():
             optimizer = create_optimizer(options.optimizer, options.learning_rate,
-                                         schedule.num_train_steps, schedule.num_warmup_steps)
+                                         schedule.num_train_steps, schedule.num_warmup_steps,
+                                         schedule.learning_rate_schedule, schedule.hidden_size)
             optimizer = performance.configure_optimizer(optimizer, use_float16=options.dtype == "float16")
             self.optimizer = build_optimizer(optimizer, self.trained)
         self.iterator = iter(self._dataset())
@@ -323,7 +339,8 @@ def train(options, schedule, strategy, task, freezer, callbacks=()):
     if step >= end:
         logging.info("Already at step %d of %d: nothing to train.", step, end)
         return trainer
-    log = TrainingLog(options.output_dir, task.loss_names, options.train_batch_size, end)
+    log = TrainingLog(options.output_dir, task.loss_names, options.train_batch_size, end, task.tokens_name,
+                      strategy.num_replicas_in_sync)
     last_saved, saved_step = trainer.resume_from, step
     logging.info("Training from step %d to %d.", step, end)
     while step < end:

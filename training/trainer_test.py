@@ -97,6 +97,18 @@ def test_training_log_writes_lines_and_scalars(tmp_path, caplog):
                        "examples_per_second": (4, 8.0)}
 
 
+def test_training_log_turns_a_token_count_into_tokens_per_second(tmp_path, caplog):
+    log = trainer_lib.TrainingLog(str(tmp_path), ["loss", "target_tokens"], batch_size=8, num_train_steps=10,
+                                  tokens_name="target_tokens", num_replicas=2)
+    with caplog.at_level("INFO"):
+        log.write(4, 2, [1.5, 100.0], 0.001, elapsed=2.0)
+    log.close()
+    # 2 steps of 2 replicas x 100 real tokens in 2 seconds.
+    assert "step 4/10: loss = 1.5000, learning_rate = 0.001, examples/s = 8.0, tokens/s = 200.0" in caplog.text
+    scalars = read_scalars(str(tmp_path))
+    assert scalars["tokens_per_second"] == (4, 200.0) and "target_tokens" not in scalars
+
+
 def test_set_up_leaves_frozen_variables_out_of_the_optimizer(tmp_path):
     trainer = _trainer(tmp_path, freeze="embeddings,heads")
     frozen = [n for n in trainer.variables if n.startswith("bert/embeddings/") or n.startswith("output_")]

@@ -60,10 +60,17 @@ class EvaluationOptions(Options):
 
 @dataclasses.dataclass(frozen=True)
 class Schedule:
-    """The steps of a run, derived by the entry point from its flags."""
+    """The steps of a run, derived by the entry point from its flags.
+
+    learning_rate_schedule: "linear" (the original BERT's) or "rsqrt"
+    (tensor2tensor's, training/optimization.py), which scales by
+    1/sqrt(hidden_size).
+    """
 
     num_train_steps: int
     num_warmup_steps: int
+    learning_rate_schedule: str = "linear"
+    hidden_size: Optional[int] = None
 
 
 @dataclasses.dataclass(kw_only=True)

@@ -1,0 +1,59 @@
+"""Text files of one sentence per line: `--train_file`, `--eval_file`, `--test_file`.
+
+Each flag is a comma-separated list of files or globs. LM1B's layout reads as
+is: `training-monolingual.tokenized.shuffled/news.en-*` for training and
+`heldout-monolingual.tokenized.shuffled/news.en.heldout-*` for evaluation.
+Empty lines are skipped (they hold no sentence).
+"""
+
+import tensorflow as tf
+
+
+def expand(pattern, flag):
+    """The sorted files of a comma-separated list of files and globs.
+
+    Raises:
+      ValueError: naming the flag, when a pattern matches nothing or a file is empty.
+    """
+    files = []
+    for part in (p.strip() for p in pattern.split(",")):
+        if not part:
+            continue
+        matched = sorted(tf.io.gfile.glob(part))
+        if not matched:
+            raise ValueError("%s: %s matches no file." % (flag, part))
+        files.extend(matched)
+    if not files:
+        raise ValueError("%s is empty; expected text files (one sentence per line)." % flag)
+    for path in files:
+        if tf.io.gfile.isdir(path):
+            raise ValueError("%s: %s is a directory; expected text files (a glob such as %s/*)."
+                             % (flag, path, path.rstrip("/")))
+        if tf.io.gfile.stat(path).length == 0:
+            raise ValueError("%s: %s is empty." % (flag, path))
+    return list(dict.fromkeys(files))
+
+
+def sample_lines(files, max_lines, flag):
+    """Up to `max_lines` non-empty lines, in file order (for learning a vocabulary).
+
+    Raises:
+      ValueError: for a byte that is not UTF-8, naming the file and line; or
+        when the files hold no non-empty line.
+    """
+    lines = []
+    for path in files:
+        with tf.io.gfile.GFile(path, "rb") as f:
+            for number, raw in enumerate(f, 1):
+                try:
+                    line = raw.decode("utf-8").strip()
+                except UnicodeDecodeError as error:
+                    raise ValueError("%s: %s line %d is not UTF-8 (byte %d)."
+                                     % (flag, path, number, error.start + 1)) from None
+                if line:
+                    lines.append(line)
+                    if len(lines) == max_lines:
+                        return lines
+    if not lines:
+        raise ValueError("%s: %s hold no text (every line is empty)." % (flag, ", ".join(files)))
+    return lines
