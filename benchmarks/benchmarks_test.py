@@ -10,6 +10,7 @@ import pytest
 from absl import flags
 from absl.testing import flagsaver
 
+from benchmarks import lm_benchmark
 from benchmarks import model_benchmark
 from benchmarks import pretraining_step_benchmark
 from benchmarks import tokenization_benchmark
@@ -75,3 +76,24 @@ def test_pretraining_step_benchmark_quick_prints_positive_figures(capsys):
     for row in rows:
         assert all(float(figure) > 0 for figure in row[1:]), row
     assert "not judged with --quick" in out, out
+
+
+def test_lm_benchmark_quick_prints_throughput_and_the_flop_ratio(capsys):
+    with flagsaver.flagsaver(lm_quick=True, lm_dtypes=["float32"]):
+        lm_benchmark.main([])
+    out = capsys.readouterr().out
+    rows = re.findall(r"^float32\s+(8|64)\s+%s\s+%s\s+%s\s+%s\s+%s\s*$" % ((_NUMBER,) * 5), out, re.MULTILINE)
+    assert [row[0] for row in rows] == ["8", "64"], out
+    for row in rows:
+        assert all(float(value) > 0 for value in row[1:]), out
+    assert re.search(r"float32: step time h=64 / h=8 = %s; FLOP ratio %s" % (_NUMBER, _NUMBER), out), out
+
+
+def test_lm_training_flops_follow_the_closed_form():
+    from modeling.lm_config import LmConfig  # pylint: disable=import-outside-toplevel
+    low, high = (LmConfig(vocab_size=32000, num_attention_heads=h) for h in (8, 64))
+    # d=256, d_p=32, FFN 1024, 6 layers, n=256: per token 6*(8*256*h*32 + 4*256*1024 + 4*h*256*32) + 2*256*32000.
+    per_token = lambda h: 6 * (65536 * h + 1048576 + 32768 * h) + 16384000
+    assert lm_benchmark.training_flops(low, 8, 256) == 3 * 8 * 256 * per_token(8)
+    assert lm_benchmark.training_flops(high, 8, 256) / lm_benchmark.training_flops(low, 8, 256) == \
+        pytest.approx(per_token(64) / per_token(8))

@@ -16,7 +16,8 @@ from absl import logging
 import outputs
 from modeling import parameter_matching
 from options import Options, option
-from reproduction import experiments, plan as plan_lib, plots, results as results_lib, runner, scales
+from reproduction import experiments, lm_experiments, plan as plan_lib, plots, results as results_lib, runner, scales
+from training.language_modeling import LmTextOptions
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PAPER_VOCAB_SIZE = results_lib.PAPER_VOCAB_SIZE
@@ -31,13 +32,15 @@ SCALE_NOTES = {
 }
 
 
+ALL_EXPERIMENTS = tuple(experiments.EXPERIMENTS) + tuple(lm_experiments.EXPERIMENTS)
+
+
 @dataclasses.dataclass(kw_only=True)
-class ReproduceOptions(Options):
-    """The reproduce_paper_tables.py flags."""
+class ReproduceOptions(LmTextOptions):
+    """The reproduce_paper_tables.py flags (the lm_* and freezing_lm experiments read run_lm.py's text flags)."""
 
     experiment: str = option(
-        help="The table or figure: %s." % ", ".join(experiments.EXPERIMENTS),
-        choices=tuple(experiments.EXPERIMENTS))
+        help="The table or figure: %s." % ", ".join(ALL_EXPERIMENTS), choices=ALL_EXPERIMENTS)
     scale: str = option("tiny", "paper: the paper's sizes and schedules (write the plan with --dry_run); "
                         "tiny: every row shrunk the same way, runnable on 2 CPU cores.",
                         choices=tuple(scales.SCALES))
@@ -47,14 +50,17 @@ class ReproduceOptions(Options):
         "Tiny scale without it: the bundled sample data.")
     mnli_dir: Optional[str] = option(None, "MNLI's GLUE folder (train.tsv, dev_matched.tsv, dev_mismatched.tsv).")
     squad_dir: Optional[str] = option(None, "SQuAD v1.1 folder (train-v1.1.json, dev-v1.1.json).")
-    vocab_file: Optional[str] = option(None, "WordPiece vocabulary (paper: BERT's 30522-entry uncased one).")
+    vocab_file: Optional[str] = option(
+        None, "BERT tables: the WordPiece vocabulary (paper: BERT's 30522-entry uncased one). lm_* and "
+        "freezing_lm: a SentencePiece model (default: the first row learns one from --train_file).")
     do_lower_case: bool = option(True, "Lower-case the text (an uncased vocabulary).")
     num_seeds: Optional[int] = option(
         None, "Fine-tuning seeds per row and task; results are mean ± std over them. Default: 3 at "
         "paper scale, 1 at tiny.", minimum=1)
     dtype: Optional[str] = option(
-        None, "--dtype of every training run. Default: float32 at paper scale, bfloat16 at tiny "
-        "(about 2x faster on this kind of CPU).", choices=("float32", "bfloat16", "float16"))
+        None, "--dtype of every training run. Default: float32, except the BERT tables at tiny scale: "
+        "bfloat16 (about 2x faster there on this kind of CPU; the tiny language models are 2.5x slower "
+        "in it).", choices=("float32", "bfloat16", "float16"))
     dry_run: bool = option(False, "Write and print the plan (plan.sh, plan.md); run nothing.")
 
     def data_paths(self):
@@ -133,7 +139,14 @@ def output_directories(steps):
     return sorted({os.path.dirname(path) for step in steps for path in step.outputs})
 
 
-def plan_script(steps, experiment, scale):
+BERT_PLAN_NOTES = (
+    "# Unset paths (${CORPUS}, ${MNLI_DIR}, ${SQUAD_DIR}, ${VOCAB_FILE}) come from the environment.",
+    "# The probe reads data/probe_input.txt: sentence pairs of the corpus that",
+    "# reproduce_paper_tables.py writes when it can read the corpus.",
+)
+
+
+def plan_script(steps, experiment, scale, notes=BERT_PLAN_NOTES):
     """plan.sh: every command in order, each skipped when its outputs exist."""
     lines = [
         "#!/bin/bash",
@@ -142,9 +155,7 @@ def plan_script(steps, experiment, scale):
         "# outputs exist is skipped, and the training entry points resume, so re-running continues.",
         "# Training commands end with ${DISTRIBUTION_FLAGS}; set it for your cluster, e.g.",
         "#   DISTRIBUTION_FLAGS='--distribution_strategy=tpu --tpu_name=my-tpu' bash plan.sh",
-        "# Unset paths (${CORPUS}, ${MNLI_DIR}, ${SQUAD_DIR}, ${VOCAB_FILE}) come from the environment.",
-        "# The probe reads data/probe_input.txt: sentence pairs of the corpus that",
-        "# reproduce_paper_tables.py writes when it can read the corpus.",
+        *notes,
         "set -euo pipefail",
         'DISTRIBUTION_FLAGS="${DISTRIBUTION_FLAGS:-}"',
         'PYTHON="${PYTHON:-python}"',
@@ -214,6 +225,9 @@ def run(options):
       results_md, plot unless --dry_run) and the results.
     """
     options.validate()
+    if options.experiment in lm_experiments.EXPERIMENTS:
+        from reproduction import lm_driver  # pylint: disable=import-outside-toplevel
+        return lm_driver.run(options)
     experiment, scale = experiments.get(options.experiment), scales.SCALES[options.scale]
     paths = options.data_paths()
     vocab_size = vocab_size_of(paths.vocab_file)

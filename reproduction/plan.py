@@ -24,7 +24,7 @@ _PLACEHOLDER = re.compile(r"\$\{[A-Z_]+\}")
 PRETRAINING_SEED = 12345
 # Fine-tuning seeds: 1, 2, ... (--random_seed of each fine-tuning run).
 FIRST_FINE_TUNING_SEED = 1
-TRAINING_PROGRAMS = ("run_pretraining.py", "run_classifier.py", "run_squad.py")
+TRAINING_PROGRAMS = ("run_pretraining.py", "run_classifier.py", "run_squad.py", "run_lm.py")
 PROBE_FILES = ("ranks.jsonl", "summary.json", "rank_vs_length.png")
 
 

@@ -34,17 +34,23 @@ def write_squad_v1(squad_dir):
             _squad_v1(os.path.join(squad_dir, "%s-v2.0.json" % split), target)
 
 
-def make(data_dir):
-    """Makes (or finds, piece by piece) the tiny data in data_dir; returns its DataPaths."""
+def make_corpus(data_dir):
+    """Makes (or finds) the sample corpus in data_dir; returns its path."""
     corpus = os.path.join(data_dir, "corpus.txt")
-    vocab = os.path.join(data_dir, "vocab.txt")
-    mnli_dir = os.path.join(data_dir, "MNLI")
-    squad_dir = os.path.join(data_dir, "squad")
     os.makedirs(data_dir, exist_ok=True)
     # Each piece appears only when complete (the builders write in place, so build into place last).
     if not os.path.exists(corpus):
         sample_data.build_corpus(corpus + ".incomplete")
         os.replace(corpus + ".incomplete", corpus)
+    return corpus
+
+
+def make(data_dir):
+    """Makes (or finds, piece by piece) the tiny data in data_dir; returns its DataPaths."""
+    corpus = make_corpus(data_dir)
+    vocab = os.path.join(data_dir, "vocab.txt")
+    mnli_dir = os.path.join(data_dir, "MNLI")
+    squad_dir = os.path.join(data_dir, "squad")
     if not os.path.exists(vocab):
         sample_data.build_vocab(corpus, vocab + ".incomplete")
         os.replace(vocab + ".incomplete", vocab)

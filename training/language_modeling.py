@@ -29,7 +29,7 @@ from lm_data import text_files, vocabulary as vocabulary_lib
 from modeling import transformer_lm
 from modeling.lm_config import LmConfig
 from modeling.lm_parameter_groups import LM_PARAMETER_GROUPS
-from options import option
+from options import Options, option
 from training import lm_presets, run_setup
 from training import trainer as trainer_lib
 from training.optimization import LEARNING_RATE_SCHEDULES
@@ -40,7 +40,23 @@ EVAL_LOG_BATCHES = 100
 
 
 @dataclasses.dataclass(kw_only=True)
-class LmOptions(TrainingOptions, EvaluationOptions):
+class LmTextOptions(Options):
+    """Where the language model's text lives (run_lm.py and reproduce_paper_tables.py's lm_* experiments)."""
+
+    train_file: Optional[str] = option(
+        None, "Training text, one sentence per line: files or globs, comma-separated (LM1B: "
+        ".../training-monolingual.tokenized.shuffled/news.en-*).", new=True)
+    eval_file: Optional[str] = option(
+        None, "Evaluation text for --do_eval (LM1B: .../heldout-monolingual.tokenized.shuffled/"
+        "news.en.heldout-00000-of-00050).", new=True)
+    test_file: Optional[str] = option(None, "Test text for --do_predict.", new=True)
+    tfds_data_dir: Optional[str] = option(
+        None, "A prepared TensorFlow Datasets directory holding lm1b: its train split trains, its "
+        "test split evaluates and tests, unless the file flags are given. Never downloads.", new=True)
+
+
+@dataclasses.dataclass(kw_only=True)
+class LmOptions(TrainingOptions, EvaluationOptions, LmTextOptions):
     """The run_lm.py flags: the original training flags, then ours."""
 
     do_predict: bool = option(False, "Whether to score the test set (--test_file) into test_results.txt.")
@@ -52,16 +68,6 @@ class LmOptions(TrainingOptions, EvaluationOptions):
     vocab_file: Optional[str] = option(
         None, "A SentencePiece model (.model). Without it a vocabulary of --vocab_size pieces is "
         "learned from the training text and saved as output_dir/spm.model.")
-    train_file: Optional[str] = option(
-        None, "Training text, one sentence per line: files or globs, comma-separated (LM1B: "
-        ".../training-monolingual.tokenized.shuffled/news.en-*).", new=True)
-    eval_file: Optional[str] = option(
-        None, "Evaluation text for --do_eval (LM1B: .../heldout-monolingual.tokenized.shuffled/"
-        "news.en.heldout-00000-of-00050).", new=True)
-    test_file: Optional[str] = option(None, "Test text for --do_predict.", new=True)
-    tfds_data_dir: Optional[str] = option(
-        None, "A prepared TensorFlow Datasets directory holding lm1b: its train split trains, its "
-        "test split evaluates and tests, unless the file flags are given. Never downloads.", new=True)
     vocab_size: int = option(32000, "Pieces of the vocabulary learned when there is no --vocab_file.",
                              minimum=5, new=True)
     lm_config_file: Optional[str] = option(
