@@ -82,6 +82,7 @@ def learn(lines, vocab_size, output_dir):
         message = message.split("] ", 1)[-1]  # SentencePiece's source location, dropped
         raise ValueError("--vocab_size=%d cannot be learned from the training text: %s"
                          % (vocab_size, message)) from None
+    tf.io.gfile.makedirs(output_dir)
     path = os.path.join(output_dir, MODEL_FILE)
     with outputs.writing(path) as temporary, tf.io.gfile.GFile(temporary, "wb") as f:
         f.write(model.getvalue())

@@ -11,10 +11,8 @@ import tensorflow as tf
 
 from lm_data import dataset as lm_dataset
 from lm_data import vocabulary as vocabulary_lib
-from modeling.lm_config import LmConfig
 from modeling.lm_parameter_groups import LM_PARAMETER_GROUPS
 from training import language_modeling as lm
-from training import lm_presets
 from training.testing.summaries import read_scalars
 
 WORDS = ("the cat dog sat ran on a mat log big small red blue quickly slowly and then it was "
@@ -185,20 +183,6 @@ def test_reads_the_lm1b_layout(text, tmp_path):
     assert results["eval"]["num_tokens"] > 20
 
 
-def test_long_lines_are_split_not_dropped(text, tmp_path):
-    vocabulary = vocabulary_lib.load(str(text / vocabulary_lib.MODEL_FILE))
-    line = " ".join(_sentences(10, 5))
-    path = tmp_path / "long.txt"
-    path.write_text(line + "\n")
-    ids = vocabulary.processor().EncodeAsIds(line)
-    pieces = list(lm_dataset.examples(lm_dataset.TextFiles([str(path)]).lines(), vocabulary, 16))
-    assert len(pieces) == math.ceil((len(ids) + 1) / 16)
-    targets = np.concatenate([p["target_ids"].numpy()[p["input_mask"].numpy() == 1] for p in pieces])
-    np.testing.assert_array_equal(targets, ids + [vocabulary.eos_id])
-    assert pieces[0]["input_ids"].numpy()[0] == vocabulary.bos_id
-    assert [int(p["num_chars"]) for p in pieces] == [len(line) + 1] + [0] * (len(pieces) - 1)
-
-
 def test_reads_prepared_tfds_lm1b_when_there_is_one():
     data_dir = os.environ.get("LM1B_TFDS_DATA_DIR")
     if not data_dir:
@@ -212,19 +196,6 @@ def test_tfds_directory_without_lm1b_is_a_clear_error(tmp_path):
     from lm_data import tfds_source  # pylint: disable=import-outside-toplevel
     with pytest.raises(ValueError, match="--tfds_data_dir=.* holds no prepared lm1b dataset .*nothing is downloaded"):
         tfds_source.TfdsSplit(str(tmp_path), "train")
-
-
-def test_preset_fills_only_the_flags_not_given(text, tmp_path):
-    options = _options(text, tmp_path, preset="lm1b_paper")
-    applied = lm_presets.apply_preset(options, given={"train_batch_size", "max_seq_length"})
-    assert applied.train_batch_size == 8 and applied.max_seq_length == 16
-    assert (applied.num_train_steps, applied.learning_rate, applied.learning_rate_schedule) == (250000, 0.1, "rsqrt")
-    # A library caller's "given" defaults to the values that differ from the defaults.
-    applied = lm_presets.apply_preset(lm.LmOptions(output_dir="x", do_train=True, train_file="t",
-                                                   preset="lm1b_paper", num_train_steps=7))
-    assert applied.num_train_steps == 7 and applied.train_batch_size == 128 and applied.vocab_size == 32000
-    assert LmConfig() == LmConfig(hidden_size=256, num_hidden_layers=6, num_attention_heads=8, head_size=32,
-                                  intermediate_size=1024, max_position_embeddings=256)
 
 
 @pytest.mark.parametrize("overrides, message", [
