@@ -12,9 +12,9 @@ import tf_keras
 from official.modeling import tf_utils
 from official.nlp.modeling import layers
 
-from modeling import activations
 from modeling.bert_config import BertConfig
 from modeling.embeddings import LAYER_NORM_EPSILON, BertEmbeddings
+from modeling.encoder_block import transformer_block
 
 
 def build_model(model, seq_length=2):
@@ -83,18 +83,8 @@ class BertModel(tf_keras.Model):
         # give exactly zero probability in float32.
         self.attention_mask = layers.SelfAttentionMask(name="attention_mask")
         self.encoder_layers = [
-            layers.TransformerEncoderBlock(
-                num_attention_heads=config.num_attention_heads,
-                key_dim=config.attention_head_size,
-                inner_dim=config.intermediate_size,
-                inner_activation=activations.get_activation(config.hidden_act),
-                output_dropout=config.hidden_dropout_prob,
-                attention_dropout=config.attention_probs_dropout_prob,
-                norm_first=False,
-                norm_epsilon=LAYER_NORM_EPSILON,
-                kernel_initializer=tf_utils.clone_initializer(initializer),
-                name="layer_%d" % i,
-            )
+            transformer_block(config, initializer, norm_first=False, norm_epsilon=LAYER_NORM_EPSILON,
+                              name="layer_%d" % i)
             for i in range(config.num_hidden_layers)
         ]
         self.pooler = tf_keras.layers.Dense(

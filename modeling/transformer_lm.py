@@ -27,9 +27,10 @@ import tf_keras
 from official.modeling import tf_utils
 from official.nlp.modeling import layers
 
-from modeling import activations, seeded_init
+from modeling import seeded_init
 from modeling.bert_model import create_initializer
 from modeling.checkpoint_names import OriginalVariable, block_variables
+from modeling.encoder_block import transformer_block
 from modeling.lm_config import LmConfig
 
 # tensor2tensor's layer_norm epsilon.
@@ -79,17 +80,8 @@ class TransformerLm(tf_keras.Model):
             initializer=tf_utils.clone_initializer(initializer), name="position_embeddings")
         self.embedding_dropout = tf_keras.layers.Dropout(config.hidden_dropout_prob)
         self.decoder_layers = [
-            layers.TransformerEncoderBlock(
-                num_attention_heads=config.num_attention_heads,
-                key_dim=config.attention_head_size,
-                inner_dim=config.intermediate_size,
-                inner_activation=activations.get_activation(config.hidden_act),
-                output_dropout=config.hidden_dropout_prob,
-                attention_dropout=config.attention_probs_dropout_prob,
-                norm_first=True,
-                norm_epsilon=LAYER_NORM_EPSILON,
-                kernel_initializer=tf_utils.clone_initializer(initializer),
-                name="layer_%d" % i)
+            transformer_block(config, initializer, norm_first=True, norm_epsilon=LAYER_NORM_EPSILON,
+                              name="layer_%d" % i)
             for i in range(config.num_hidden_layers)
         ]
         self.final_layer_norm = tf_keras.layers.LayerNormalization(

@@ -7,6 +7,7 @@ step and writes results.json, results.md and the plot.
 
 import dataclasses
 import glob
+import json
 import os
 import shlex
 from typing import Optional
@@ -15,7 +16,7 @@ from absl import logging
 
 import outputs
 from modeling import parameter_matching
-from options import Options, option
+from options import option
 from reproduction import experiments, lm_experiments, plan as plan_lib, plots, results as results_lib, runner, scales
 from training.language_modeling import LmTextOptions
 
@@ -243,19 +244,38 @@ def run(options):
     if not os.path.exists(probe_input) and not write_probe_input(paths, probe_input):
         logging.warning("%s is not written (no corpus here): write sentence pairs there, one "
                         "'a ||| b' per line, before the probe steps run.", probe_input)
-    written = dict(
-        plan_sh=outputs.write_text(os.path.join(output_dir, "plan.sh"), plan_script(steps, experiment, scale)),
-        plan_md=outputs.write_text(os.path.join(output_dir, "plan.md"),
-                                   plan_markdown(steps, experiment, scale, vocab_size)))
+
+    def report():
+        results = results_lib.collect(experiment, scale, steps, vocab_size)
+        return results, results_lib.markdown(results, SCALE_NOTES[scale.name]), plots.write(output_dir, results)
+
+    return plan_and_run(options, steps, plan_script(steps, experiment, scale),
+                        plan_markdown(steps, experiment, scale, vocab_size), report)
+
+
+def plan_and_run(options, steps, plan_sh, plan_md, report):
+    """Writes plan.sh and plan.md; unless --dry_run, runs the unfinished steps and reports.
+
+    Args:
+      report: () -> (results dict, results.md text, plot path), once every step is done.
+
+    Returns:
+      dict of the paths written (plan_sh, plan_md; and results_json,
+      results_md, plot unless --dry_run) and the results.
+    """
+    output_dir = options.output_dir
+    written = dict(plan_sh=outputs.write_text(os.path.join(output_dir, "plan.sh"), plan_sh),
+                   plan_md=outputs.write_text(os.path.join(output_dir, "plan.md"), plan_md))
     logging.info("Plan of %d steps: %s, %s", len(steps), written["plan_sh"], written["plan_md"])
     if options.dry_run:
-        print(open(written["plan_md"], encoding="utf-8").read())
+        print(plan_md)
         return written
     ran, skipped = runner.run(steps)
     logging.info("Ran %d steps, skipped %d finished ones.", ran, skipped)
-    results = results_lib.collect(experiment, scale, steps, vocab_size)
-    written["results_json"], written["results_md"] = results_lib.write(output_dir, results, SCALE_NOTES[scale.name])
-    written["plot"] = plots.write(output_dir, results)
-    print(open(written["results_md"], encoding="utf-8").read())
+    results, markdown, written["plot"] = report()
+    written["results_json"] = outputs.write_text(os.path.join(output_dir, "results.json"),
+                                                 json.dumps(results, indent=2, sort_keys=True) + "\n")
+    written["results_md"] = outputs.write_text(os.path.join(output_dir, "results.md"), markdown)
+    print(markdown)
     written["results"] = results
     return written

@@ -7,11 +7,9 @@ held out for evaluation, the next one for the test set, the rest for training.
 
 import os
 
-from absl import logging
-
 import outputs
 from modeling.lm_parameter_groups import count_lm_parameters
-from reproduction import lm_experiments, lm_plan, lm_plots, lm_results, runner
+from reproduction import lm_experiments, lm_plan, lm_plots, lm_results
 
 SCALE_NOTES = {
     "paper": "Paper scale: 6 layers, LM1B, the lm1b_paper schedule (250k steps).",
@@ -104,19 +102,10 @@ def run(options):
     steps = lm_plan.build(experiment, scale, paths, output_dir, dtype)
     for row in experiment.rows:
         outputs.write_text(lm_plan.config_path(output_dir, row), scale.config(row).to_json_string())
-    written = dict(
-        plan_sh=outputs.write_text(os.path.join(output_dir, "plan.sh"),
-                                   driver.plan_script(steps, experiment, scale, notes=PLAN_NOTES)),
-        plan_md=outputs.write_text(os.path.join(output_dir, "plan.md"), plan_markdown(steps, experiment, scale, output_dir)))
-    logging.info("Plan of %d steps: %s, %s", len(steps), written["plan_sh"], written["plan_md"])
-    if options.dry_run:
-        print(open(written["plan_md"], encoding="utf-8").read())
-        return written
-    ran, skipped = runner.run(steps)
-    logging.info("Ran %d steps, skipped %d finished ones.", ran, skipped)
-    results = lm_results.collect(experiment, scale, output_dir)
-    written["results_json"], written["results_md"] = lm_results.write(output_dir, results, SCALE_NOTES[scale.name])
-    written["plot"] = lm_plots.write(output_dir, results)
-    print(open(written["results_md"], encoding="utf-8").read())
-    written["results"] = results
-    return written
+
+    def report():
+        results = lm_results.collect(experiment, scale, output_dir)
+        return results, lm_results.markdown(results, SCALE_NOTES[scale.name]), lm_plots.write(output_dir, results)
+
+    return driver.plan_and_run(options, steps, driver.plan_script(steps, experiment, scale, notes=PLAN_NOTES),
+                               plan_markdown(steps, experiment, scale, output_dir), report)

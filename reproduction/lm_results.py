@@ -1,9 +1,8 @@
-"""Results of a language-model experiment: results.json and results.md, the paper's words beside our numbers."""
+"""Results of a language-model experiment: what results.json holds, and results.md with the paper's words beside our numbers."""
 
 import json
 import os
 
-import outputs
 from freezing import PARAMETERS_FILE
 from modeling.lm_config import LmConfig
 from modeling.lm_parameter_groups import count_lm_parameters
@@ -64,9 +63,3 @@ def markdown(results, scale_note):
     lines += ["", "Sizes are the paper's, with the run's own in parentheses."]
     return "\n".join(lines) + "\n"
 
-
-def write(output_dir, results, scale_note):
-    json_path = outputs.write_text(os.path.join(output_dir, "results.json"),
-                                   json.dumps(results, indent=2, sort_keys=True) + "\n")
-    md_path = outputs.write_text(os.path.join(output_dir, "results.md"), markdown(results, scale_note))
-    return json_path, md_path

@@ -16,7 +16,6 @@ import os
 import numpy as np
 
 import modeling
-import outputs
 from reproduction import scales
 
 PAPER_VOCAB_SIZE = 30522  # BERT's uncased WordPiece vocabulary, as the paper's counts assume.
@@ -136,12 +135,4 @@ def markdown(results, scale_note):
             cells.append("—" if rank is None else "%.1f (bound %.1f)" % (rank, row["rank_bound"]))
         lines.append("| " + " | ".join(str(c) for c in cells) + " |")
     return "\n".join(lines) + "\n"
-
-
-def write(output_dir, results, scale_note):
-    """Writes results.json and results.md; returns their paths."""
-    json_path = outputs.write_text(os.path.join(output_dir, "results.json"),
-                                   json.dumps(results, indent=2, sort_keys=True) + "\n")
-    md_path = outputs.write_text(os.path.join(output_dir, "results.md"), markdown(results, scale_note))
-    return json_path, md_path
 

@@ -121,9 +121,10 @@ def fit_vocabulary(config, vocabulary):
 def sources(options):
     """{mode: line source} of the modes the run does; every file is checked here, before any model."""
     found = {}
-    for mode, flag, split in (("train", "train_file", "train"), ("eval", "eval_file", "test"),
-                              ("test", "test_file", "test")):
-        if not getattr(options, {"train": "do_train", "eval": "do_eval", "test": "do_predict"}[mode]):
+    for mode, wanted, flag, split in (("train", options.do_train, "train_file", "train"),
+                                      ("eval", options.do_eval, "eval_file", "test"),
+                                      ("test", options.do_predict, "test_file", "test")):
+        if not wanted:
             continue
         if getattr(options, flag):
             found[mode] = lm_dataset.TextFiles(text_files.expand(getattr(options, flag), "--" + flag))
