@@ -19,15 +19,10 @@ def cpu_model():
 
 def cpu_flags(wanted=("avx512f", "avx512_bf16", "amx_bf16", "amx_tile")):
     """The subset of `wanted` CPU flags that /proc/cpuinfo lists."""
-    try:
-        with open("/proc/cpuinfo") as cpuinfo:
-            for line in cpuinfo:
-                if line.startswith("flags"):
-                    present = set(line.split(":", 1)[1].split())
-                    return [flag for flag in wanted if flag in present]
-    except OSError:
-        pass
-    return []
+    from training import compute_dtype  # pylint: disable=import-outside-toplevel
+
+    present = compute_dtype.cpu_flags()
+    return [flag for flag in wanted if flag in present]
 
 
 def usable_cpus():

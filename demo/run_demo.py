@@ -5,7 +5,8 @@
    2.0-format task made from the same text (demo/sample_data.py);
 2. create_pretraining_data.py on a training and a held-out split;
 3. run_pretraining.py: a small BERT with a fixed head size (4 heads of 64
-   on hidden 128, so heads x head_size != hidden), bfloat16 on this CPU;
+   on hidden 128, so heads x head_size != hidden), bfloat16 where the CPU
+   has it natively, else float32;
    and the same with a freezing preset (--freeze=ffn: the feed-forward
    layers stay at their seeded random initialisation);
 4. run_pretraining.py --do_eval on the held-out split: the seeded
@@ -35,6 +36,7 @@ sys.path.insert(0, ROOT)  # `python demo/run_demo.py` from anywhere.
 
 from demo import sample_data  # noqa: E402  pylint: disable=wrong-import-position
 from reproduction import tiny_data  # noqa: E402  pylint: disable=wrong-import-position
+from training import compute_dtype  # noqa: E402  pylint: disable=wrong-import-position
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("output_dir", os.path.join(ROOT, "demo_output"), "Where everything goes.")
@@ -42,7 +44,8 @@ flags.DEFINE_integer("num_train_steps", 600, "Pre-training steps.")
 flags.DEFINE_integer("checkpoints", 3, "Checkpoints saved (and evaluated) during training.")
 flags.DEFINE_integer("dupe_factor", 5, "create_pretraining_data.py --dupe_factor.")
 flags.DEFINE_integer("max_eval_steps", 50, "Held-out batches per evaluation.")
-flags.DEFINE_string("dtype", "bfloat16", "run_pretraining.py --dtype.")
+flags.DEFINE_string("dtype", None, "--dtype of the training runs. Default: bfloat16 where the CPU "
+                    "has native bfloat16 (AVX512-BF16 or AMX), else float32 (training/compute_dtype.py).")
 flags.DEFINE_integer("num_workers", 2, "create_pretraining_data.py --num_workers.")
 flags.DEFINE_string("freeze_preset", "ffn", "The --freeze preset pre-trained next to the unfrozen model.")
 flags.DEFINE_float("classifier_epochs", 2.0, "run_classifier.py --num_train_epochs.")
@@ -117,6 +120,8 @@ def make_data(data_dir):
 
 def main(_):
     started = time.time()
+    dtype = FLAGS.dtype or compute_dtype.preferred_dtype()
+    print("Training dtype: %s%s" % (dtype, "" if FLAGS.dtype else " (this CPU's faster one)"))
     out = FLAGS.output_dir
     data_dir = os.path.join(out, "data")
     # A fresh run each time (the sample data is kept: it is deterministic);
@@ -149,7 +154,7 @@ def main(_):
     every = max(1, FLAGS.num_train_steps // FLAGS.checkpoints)
     common = dict(
         bert_config_file=config_path, max_seq_length=MAX_SEQ_LENGTH,
-        max_predictions_per_seq=MAX_PREDICTIONS, dtype=FLAGS.dtype,
+        max_predictions_per_seq=MAX_PREDICTIONS, dtype=dtype,
     )
     _run(_python(
         "run_pretraining.py", input_file=records["train"], output_dir=model_dir,
@@ -195,7 +200,7 @@ def main(_):
 
     pretrained = os.path.join(model_dir, "model.ckpt-%d" % FLAGS.num_train_steps)
     finetune = dict(vocab_file=vocab, bert_config_file=os.path.join(model_dir, "bert_config.json"),
-                    init_checkpoint=pretrained, do_lower_case=True, dtype=FLAGS.dtype,
+                    init_checkpoint=pretrained, do_lower_case=True, dtype=dtype,
                     learning_rate=5e-4, save_checkpoints_steps=100000, iterations_per_loop=50)
     classifier_dir = os.path.join(out, "mnli")
     _run(_python(
@@ -233,7 +238,7 @@ def main(_):
         _run(_python(
             "reproduce_paper_tables.py", experiment="table2b", scale="tiny", output_dir=table_dir,
             corpus=os.path.join(data_dir, "corpus.txt"), mnli_dir=os.path.join(data_dir, "MNLI"),
-            squad_dir=os.path.join(data_dir, "squad"), vocab_file=vocab,
+            squad_dir=os.path.join(data_dir, "squad"), vocab_file=vocab, dtype=dtype,
         ), os.path.join(out, "reproduce_paper_tables.log"))
 
     print("\n=== Held-out masked-LM accuracy (pre-training) ===")

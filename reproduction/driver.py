@@ -18,6 +18,7 @@ import outputs
 from modeling import parameter_matching
 from options import option
 from reproduction import experiments, lm_experiments, plan as plan_lib, plots, results as results_lib, runner, scales
+from training import compute_dtype
 from training.language_modeling import LmTextOptions
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -60,8 +61,8 @@ class ReproduceOptions(LmTextOptions):
         "paper scale, 1 at tiny.", minimum=1)
     dtype: Optional[str] = option(
         None, "--dtype of every training run. Default: float32, except the BERT tables at tiny scale: "
-        "bfloat16 (about 2x faster there on this kind of CPU; the tiny language models are 2.5x slower "
-        "in it).", choices=("float32", "bfloat16", "float16"))
+        "bfloat16 where the CPU has native bfloat16 (AVX512-BF16 or AMX), else float32.",
+        choices=("float32", "bfloat16", "float16"))
     dry_run: bool = option(False, "Write and print the plan (plan.sh, plan.md); run nothing.")
 
     def data_paths(self):
@@ -233,7 +234,7 @@ def run(options):
     paths = options.data_paths()
     vocab_size = vocab_size_of(paths.vocab_file)
     num_seeds = options.num_seeds or scale.default_num_seeds
-    dtype = options.dtype or ("bfloat16" if scale.name == "tiny" else "float32")
+    dtype = options.dtype or (compute_dtype.preferred_dtype() if scale.name == "tiny" else "float32")
     output_dir = options.output_dir
     os.makedirs(output_dir, exist_ok=True)
     steps = plan_lib.build(experiment, scale, paths, output_dir, num_seeds, dtype)
