@@ -51,7 +51,7 @@ flags.DEFINE_string("freeze_preset", "ffn", "The --freeze preset pre-trained nex
 flags.DEFINE_float("classifier_epochs", 2.0, "run_classifier.py --num_train_epochs.")
 flags.DEFINE_float("squad_epochs", 1.0, "run_squad.py --num_train_epochs.")
 flags.DEFINE_bool("reproduce_table", True,
-                  "Also run reproduce_paper_tables.py --experiment=table2b --scale=tiny (~10 min).")
+                  "Also run reproduce_paper_tables.py --experiment=table2b --scale=tiny (~5 min).")
 
 # The demo model: small enough for 2 CPU cores, with the paper's fixed head
 # size: 4 heads x 64 = 256 != hidden 128.
