@@ -135,12 +135,17 @@ def sources(options):
     return found
 
 
-def lm_losses(outputs, batch):
-    """{"loss": mean NLL per real target token, "target_tokens": their number} of a batch."""
+def summed_nll(outputs, batch):
+    """(summed negative log-likelihood of the real target tokens, their number) of a batch."""
     weights = tf.cast(batch["input_mask"], tf.float32)
     nll = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=batch["target_ids"], logits=outputs["logits"])
-    tokens = tf.reduce_sum(weights)
-    return dict(loss=tf.reduce_sum(nll * weights) / tf.maximum(tokens, 1.0), target_tokens=tokens)
+    return tf.reduce_sum(nll * weights), tf.reduce_sum(weights)
+
+
+def lm_losses(outputs, batch):
+    """{"loss": mean NLL per real target token, "target_tokens": their number} of a batch."""
+    total, tokens = summed_nll(outputs, batch)
+    return dict(loss=total / tf.maximum(tokens, 1.0), target_tokens=tokens)
 
 
 def _model_inputs(batch):
@@ -165,10 +170,8 @@ def score(model, batches):
 
     @tf.function(reduce_retracing=True)
     def step(batch):
-        outputs = model(_model_inputs(batch), training=False)
-        weights = tf.cast(batch["input_mask"], tf.float32)
-        nll = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=batch["target_ids"], logits=outputs["logits"])
-        return tf.reduce_sum(nll * weights), tf.reduce_sum(weights), tf.reduce_sum(batch["num_chars"])
+        total, tokens = summed_nll(model(_model_inputs(batch), training=False), batch)
+        return total, tokens, tf.reduce_sum(batch["num_chars"])
 
     total_nll, tokens, chars = 0.0, 0, 0
     for index, batch in enumerate(batches, 1):
