@@ -17,6 +17,10 @@ import sys
 from absl import app
 
 import options
+from training import onednn
+
+onednn.enable()  # before TensorFlow loads: see training/onednn.py
+
 from pretraining_data.instances import CreatePretrainingDataOptions
 
 options.define_flags(CreatePretrainingDataOptions)

@@ -17,6 +17,10 @@ from absl import app
 from absl import logging
 
 import options
+from training import onednn
+
+onednn.enable()  # before TensorFlow loads: see training/onednn.py
+
 from feature_extraction.feature_extractor import ExtractFeaturesOptions, run_from_options
 
 _PROGRAM = "extract_features.py"

@@ -20,6 +20,10 @@ from absl import app
 from absl import logging
 
 import options
+from training import onednn
+
+onednn.enable()  # before TensorFlow loads: see training/onednn.py
+
 from analysis.attention_rank import ProbeAttentionRankOptions, run_from_options
 
 _PROGRAM = "probe_attention_rank.py"

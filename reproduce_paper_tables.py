@@ -11,6 +11,10 @@ logic is in reproduction/ (see driver.py).
 from absl import app, logging
 
 import options
+from training import onednn
+
+onednn.enable()  # before TensorFlow loads: see training/onednn.py
+
 from reproduction.driver import ReproduceOptions, run
 
 _PROGRAM = "reproduce_paper_tables.py"

@@ -13,6 +13,10 @@ Tasks: cola, mnli, mrpc, xnli (as the original), sst-2, qqp, qnli, rte, wnli, st
 from absl import app
 
 import options
+from training import onednn
+
+onednn.enable()  # before TensorFlow loads: see training/onednn.py
+
 from training.classification import ClassifierOptions, run
 
 options.define_flags(ClassifierOptions)

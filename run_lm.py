@@ -13,6 +13,10 @@ import dataclasses
 from absl import app, flags
 
 import options
+from training import onednn
+
+onednn.enable()  # before TensorFlow loads: see training/onednn.py
+
 from training.language_modeling import LmOptions, run
 
 options.define_flags(LmOptions)

@@ -12,6 +12,10 @@ Re-running the same command resumes from the newest checkpoint in output_dir.
 from absl import app
 
 import options
+from training import onednn
+
+onednn.enable()  # before TensorFlow loads: see training/onednn.py
+
 from training.pretraining import PretrainingOptions, run
 
 options.define_flags(PretrainingOptions)

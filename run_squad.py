@@ -12,6 +12,10 @@
 from absl import app
 
 import options
+from training import onednn
+
+onednn.enable()  # before TensorFlow loads: see training/onednn.py
+
 from training.squad import SquadOptions, run
 
 options.define_flags(SquadOptions)

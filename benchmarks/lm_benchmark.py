@@ -36,6 +36,10 @@ if _REPO_ROOT not in sys.path:
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
+from training import onednn  # noqa: E402
+
+onednn.enable()  # before TensorFlow loads, as the entry points do
+
 from absl import app  # noqa: E402
 from absl import flags  # noqa: E402
 
