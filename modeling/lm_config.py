@@ -22,19 +22,18 @@ an error ("did you mean head_size?"), as for `BertConfig`.
 """
 
 import dataclasses
-import json
 from typing import Optional
 
-import tensorflow as tf
-from absl import logging
-
 from modeling import activations
-from modeling.bert_config import TYPO_DISTANCE, check_positive_int, edit_distance, is_real
+from modeling.bert_config import check_positive_int, is_real
+from modeling.json_config import JsonConfig
 
 
 @dataclasses.dataclass(frozen=True)
-class LmConfig:
+class LmConfig(JsonConfig):
     """Configuration of a `TransformerLm` (see the module docstring for the keys)."""
+
+    FLAG = "--lm_config_file"
 
     vocab_size: Optional[int] = None
     hidden_size: int = 256
@@ -83,50 +82,3 @@ class LmConfig:
                     "`head_size` to use heads of any size." % (self.hidden_size, self.num_attention_heads))
         else:
             check_positive_int("head_size", self.head_size, "LmConfig")
-
-    @classmethod
-    def from_dict(cls, values, source="the config"):
-        """An LmConfig from a dict; unknown keys warned about, near-misses refused.
-
-        Raises:
-          ValueError: naming the key (and `source`) for an invalid or misspelt key.
-        """
-        known = [field.name for field in dataclasses.fields(cls)]
-        unknown = sorted(key for key in values if key not in known)
-        for key in unknown:
-            close = [k for k in known if edit_distance(key, k) <= TYPO_DISTANCE]
-            if close:
-                raise ValueError("LmConfig: unknown key `%s` in %s (did you mean %s?)." % (key, source, close[0]))
-        if unknown:
-            logging.warning("LmConfig: %s has keys the model does not use: %s (ignored).",
-                            source, ", ".join(unknown))
-        return cls(**{key: value for key, value in values.items() if key in known})
-
-    @classmethod
-    def from_json_file(cls, path):
-        """Reads `--lm_config_file`.
-
-        Raises:
-          ValueError: the file is missing, not JSON, not an object, or has a bad key.
-        """
-        if not tf.io.gfile.exists(path):
-            raise ValueError("--lm_config_file=%s does not exist." % path)
-        with tf.io.gfile.GFile(path) as f:
-            text = f.read()
-        try:
-            values = json.loads(text)
-        except json.JSONDecodeError as error:
-            raise ValueError("LmConfig: %s is not valid JSON (line %d: %s)." % (path, error.lineno, error.msg)) from None
-        if not isinstance(values, dict):
-            raise ValueError("LmConfig: %s must hold a JSON object." % path)
-        return cls.from_dict(values, source=path)
-
-    def replace(self, **overrides):
-        """A validated copy with some keys changed."""
-        return dataclasses.replace(self, **overrides)
-
-    def to_dict(self):
-        return dataclasses.asdict(self)
-
-    def to_json_string(self):
-        return json.dumps(self.to_dict(), indent=2, sort_keys=True) + "\n"

@@ -26,21 +26,23 @@ def given_flags(options):
             if field.default is dataclasses.MISSING or getattr(options, field.name) != field.default}
 
 
-def apply_preset(options, given=None):
+def apply_preset(options, given=None, presets=None):
     """`options` with --preset's values for every flag not given.
 
     Args:
-      options: LmOptions.
+      options: options with a `preset` field (LmOptions, NmtOptions).
       given: names of the flags given on the command line; default: those
         whose value differs from the declared default.
+      presets: {preset: {flag: value}}; default: run_lm.py's PRESETS.
 
     Raises:
       ValueError: for an unknown preset, naming the known ones.
     """
+    presets = PRESETS if presets is None else presets
     if not options.preset:
         return options
-    if options.preset not in PRESETS:
-        raise ValueError("--preset=%s is not known; expected one of %s." % (options.preset, ", ".join(PRESETS)))
+    if options.preset not in presets:
+        raise ValueError("--preset=%s is not known; expected one of %s." % (options.preset, ", ".join(presets)))
     given = given_flags(options) if given is None else set(given)
-    return dataclasses.replace(options, **{name: value for name, value in PRESETS[options.preset].items()
+    return dataclasses.replace(options, **{name: value for name, value in presets[options.preset].items()
                                            if name not in given})
