@@ -12,30 +12,41 @@ A selector string is a comma-separated list of items:
   attention:0-5      layers 0 to 5 inclusive
   re:<regex>         every variable whose original name matches (re.search);
                      it takes the rest of the string, commas included, so put it last
+
+A family with several stacks of layers (the translation model's encoder and
+decoder) names them with a `(?P<stack>...)` group in its patterns and lists
+them as `stacks`; a stack may then follow the group:
+
+  attention:encoder    the encoder's attention
+  ffn:decoder:0-1      the decoder's first two feed-forward layers
+  ffn:0-1              layers 0 and 1 of every stack
 """
 
 import collections
 import difflib
 import re
 
-Selector = collections.namedtuple("Selector", ["text", "group", "first_layer", "last_layer", "pattern"])
+Selector = collections.namedtuple("Selector", ["text", "group", "first_layer", "last_layer", "pattern", "stack"],
+                                  defaults=(None,))
 
 
 class ParameterGroups:
     """A table of named parameter groups: every variable belongs to exactly one."""
 
-    def __init__(self, rules):
+    def __init__(self, rules, stacks=()):
         """
         Args:
           rules: sequence of (group name, regex over original names); the
             first matching rule decides. A group may have several rules.
+          stacks: the names a `(?P<stack>...)` pattern group can take, in order.
         """
         self._rules = [(group, re.compile(pattern)) for group, pattern in rules]
         self.groups = tuple(dict.fromkeys(group for group, _ in self._rules))
         self.layered = tuple(dict.fromkeys(g for g, p in self._rules if "layer" in p.groupindex))
+        self.stacks = tuple(stacks)
 
-    def group_of(self, name):
-        """(group, layer index or None) of an original variable name.
+    def locate(self, name):
+        """(group, stack or None, layer index or None) of an original variable name.
 
         Raises:
           ValueError: for a name that no rule matches.
@@ -43,9 +54,15 @@ class ParameterGroups:
         for group, pattern in self._rules:
             match = pattern.search(name)
             if match:
-                layer = match.groupdict().get("layer")
-                return group, int(layer) if layer is not None else None
+                found = match.groupdict()
+                layer = found.get("layer")
+                return group, found.get("stack"), int(layer) if layer is not None else None
         raise ValueError("Variable %s belongs to no parameter group." % name)
+
+    def group_of(self, name):
+        """(group, layer index or None) of an original variable name (see `locate`)."""
+        group, _, layer = self.locate(name)
+        return group, layer
 
     def parse_selectors(self, text, flag="--freeze", num_layers=None):
         """Parses and checks a selector string before any model exists.
@@ -53,7 +70,8 @@ class ParameterGroups:
         Args:
           text: e.g. "embeddings,attention:0-5" or "ffn,re:^cls/".
           flag: the flag named in errors.
-          num_layers: the model's layer count, to refuse layers beyond it.
+          num_layers: the model's layer count, to refuse layers beyond it; with
+            stacks, {stack: layer count}.
 
         Returns:
           list of Selector; empty for an empty or None text.
@@ -86,8 +104,18 @@ class ParameterGroups:
                 % (flag, group, text, ", ".join(self.groups),
                    " (did you mean %s?)" % close[0] if close else "")
             )
+        stack = None
+        if self.stacks:
+            first, _, rest = layers.partition(":")
+            if first in self.stacks:
+                stack, layers = first, rest
+            elif first and not first[0].isdigit():
+                raise ValueError("%s: %r: unknown stack %r; expected one of %s." % (
+                    flag, item, first, ", ".join(self.stacks)))
+        if isinstance(num_layers, dict):
+            num_layers = num_layers[stack] if stack else max(num_layers.values())
         if not layers:
-            return Selector(item, group, None, None, None)
+            return Selector(item, group, None, None, None, stack)
         if group not in self.layered:
             raise ValueError("%s: %r: only %s have layers." % (flag, item, " and ".join(self.layered)))
         match = re.fullmatch(r"(\d+)(?:-(\d+))?", layers)
@@ -99,13 +127,13 @@ class ParameterGroups:
             raise ValueError("%s: %r: the range is empty." % (flag, item))
         if num_layers is not None and last >= num_layers:
             raise ValueError(_no_match_message(flag, item, num_layers))
-        return Selector(item, group, first, last, None)
+        return Selector(item, group, first, last, None, stack)
 
     def _matches(self, selector, name):
         if selector.pattern is not None:
             return selector.pattern.search(name) is not None
-        group, layer = self.group_of(name)
-        if group != selector.group:
+        group, stack, layer = self.locate(name)
+        if group != selector.group or (selector.stack and stack != selector.stack):
             return False
         return selector.first_layer is None or selector.first_layer <= layer <= selector.last_layer
 
@@ -120,7 +148,8 @@ class ParameterGroups:
         for selector in selectors:
             matched = [n for n in names if self._matches(selector, n)]
             if not matched:
-                raise ValueError(_no_match_message(flag, selector.text, num_layers))
+                raise ValueError(_no_match_message(
+                flag, selector.text, num_layers.get(selector.stack) if isinstance(num_layers, dict) else num_layers))
             chosen.update(matched)
         return [n for n in names if n in chosen]
 
@@ -133,7 +162,8 @@ class ParameterGroups:
 
         Returns:
           dict: total, trainable, frozen, trainable_share; groups: {group:
-          {parameters, trainable, frozen}}; layers: {"<group>:<i>": {...}};
+          {parameters, trainable, frozen}}; layers: {"<group>:<i>": {...}}
+          ("<group>:<stack>:<i>" with stacks);
           frozen_variables: the frozen names.
         """
         def bucket():
@@ -142,11 +172,12 @@ class ParameterGroups:
         groups = collections.OrderedDict((g, bucket()) for g in self.groups)
         layers = collections.OrderedDict()
         for name, size in sizes.items():
-            group, layer = self.group_of(name)
+            group, stack, layer = self.locate(name)
             state = "frozen" if name in frozen else "trainable"
             targets = [groups[group]]
             if layer is not None:
-                targets.append(layers.setdefault("%s:%d" % (group, layer), bucket()))
+                key = "%s:%s:%d" % (group, stack, layer) if stack else "%s:%d" % (group, layer)
+                targets.append(layers.setdefault(key, bucket()))
             for target in targets:
                 target["parameters"] += size
                 target[state] += size
@@ -170,11 +201,11 @@ def _no_match_message(flag, text, num_layers):
 
 def format_report(report):
     """The report as log lines: a table by group, then by layer."""
-    lines = ["%-14s %14s %14s %14s" % ("group", "parameters", "trainable", "frozen")]
+    lines = ["%-20s %14s %14s %14s" % ("group", "parameters", "trainable", "frozen")]
     for name, row in list(report["groups"].items()) + list(report["layers"].items()):
-        lines.append("%-14s %14d %14d %14d" % (name, row["parameters"], row["trainable"], row["frozen"]))
+        lines.append("%-20s %14d %14d %14d" % (name, row["parameters"], row["trainable"], row["frozen"]))
     lines.append(
-        "%-14s %14d %14d %14d   trainable share %.1f%%"
+        "%-20s %14d %14d %14d   trainable share %.1f%%"
         % ("total", report["total"], report["trainable"], report["frozen"], 100 * report["trainable_share"])
     )
     return "\n".join(lines)

@@ -45,3 +45,29 @@ def test_errors_name_the_flag_and_what_exists():
         TOY.parse_selectors("ffn:0-2", num_layers=2)
     with pytest.raises(ValueError, match=r"--freeze: 're:\^nothing' matches no variable of this model"):
         TOY.select(NAMES, TOY.parse_selectors("re:^nothing"))
+
+
+STACKED = ParameterGroups([
+    ("embeddings", r"^embedding/"),
+    ("attention", r"^(?P<stack>enc|dec)/block_(?P<layer>\d+)/attention/"),
+    ("ffn", r"^(?P<stack>enc|dec)/block_(?P<layer>\d+)/ffn/"),
+], stacks=("enc", "dec"))
+STACKED_NAMES = ["embedding/table"] + ["%s/block_%d/%s/w" % (stack, i, part) for stack in ("enc", "dec")
+                                       for i in range(3) for part in ("attention", "ffn")]
+
+
+def test_stacks_select_by_stack_and_layer_and_report_per_stack():
+    layers = {"enc": 3, "dec": 2}
+    def pick(text):
+        return STACKED.select(STACKED_NAMES, STACKED.parse_selectors(text, num_layers=layers), num_layers=layers)
+    assert STACKED.locate("dec/block_1/ffn/w") == ("ffn", "dec", 1)
+    assert pick("attention:enc") == ["enc/block_%d/attention/w" % i for i in range(3)]
+    assert pick("ffn:dec:0-1") == ["dec/block_0/ffn/w", "dec/block_1/ffn/w"]
+    assert pick("ffn:1") == ["enc/block_1/ffn/w", "dec/block_1/ffn/w"]
+    with pytest.raises(ValueError, match=r"--freeze: 'ffn:dec:2' matches no variable of this model \(the model has layers 0-1\)"):
+        STACKED.parse_selectors("ffn:dec:2", num_layers=layers)
+    with pytest.raises(ValueError, match="unknown stack 'encoder'; expected one of enc, dec"):
+        STACKED.parse_selectors("ffn:encoder")
+    report = STACKED.report({name: 10 for name in STACKED_NAMES}, set(pick("ffn:dec")))
+    assert report["layers"]["ffn:dec:1"] == {"parameters": 10, "trainable": 0, "frozen": 10}
+    assert report["layers"]["ffn:enc:1"] == {"parameters": 10, "trainable": 10, "frozen": 0}

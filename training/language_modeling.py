@@ -82,7 +82,8 @@ class LmOptions(TrainingOptions, EvaluationOptions, LmTextOptions):
         "on the command line win.", choices=tuple(lm_presets.PRESETS), new=True)
     learning_rate_schedule: str = option(
         "linear", "linear: BERT's warm-up then linear decay to 0; rsqrt: tensor2tensor's warm-up then "
-        "1/sqrt(step) decay, scaled by 1/sqrt(hidden_size).", choices=LEARNING_RATE_SCHEDULES, new=True)
+        "1/sqrt(step) decay, scaled by 1/sqrt(hidden_size); inverse_sqrt: warm-up to "
+        "--learning_rate then sqrt(warm-up/step) decay.", choices=LEARNING_RATE_SCHEDULES, new=True)
 
     def validate(self):
         if not (self.do_train or self.do_eval or self.do_predict):

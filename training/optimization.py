@@ -18,8 +18,8 @@ from official.nlp import optimization as model_garden_optimization
 
 # The original's exclusions, matched against variable names.
 WEIGHT_DECAY_EXCLUSIONS = ("LayerNorm", "layer_norm", "bias")
-OPTIMIZERS = ("adamw", "lamb")
-LEARNING_RATE_SCHEDULES = ("linear", "rsqrt")
+OPTIMIZERS = ("adamw", "lamb", "adam")
+LEARNING_RATE_SCHEDULES = ("linear", "rsqrt", "inverse_sqrt")
 
 
 class AdamWeightDecay(tf_keras.optimizers.Optimizer):
@@ -119,6 +119,21 @@ class Lamb(lamb.LAMB):
         return {"adam_m": self.get_slot(variable, "m"), "adam_v": self.get_slot(variable, "v")}
 
 
+class Adam(tf_keras.optimizers.Adam):
+    """Keras Adam (with bias correction, no weight decay, no clipping) as the NMT toolkits use it.
+
+    beta_1 0.9, beta_2 0.98 (transformer-big: 0.998), epsilon 1e-9; slots under
+    the original's names.
+    """
+
+    def __init__(self, learning_rate, beta_2=0.98, **kwargs):
+        super().__init__(learning_rate=learning_rate, beta_1=0.9, beta_2=beta_2, epsilon=1e-9, **kwargs)
+
+    def slots(self, variable):
+        index = self._index_dict[self._var_key(variable)]
+        return {"adam_m": self._momentums[index], "adam_v": self._velocities[index]}
+
+
 def learning_rate_schedule(learning_rate, num_train_steps, num_warmup_steps):
     """The original schedule.
 
@@ -168,13 +183,39 @@ class RsqrtSchedule(tf_keras.optimizers.schedules.LearningRateSchedule):
                     hidden_size=self.hidden_size)
 
 
+@tf_keras.utils.register_keras_serializable(package="BertTf2")
+class InverseSqrtSchedule(tf_keras.optimizers.schedules.LearningRateSchedule):
+    """The NMT toolkits' warm-up then inverse square root decay.
+
+    lr(step) = learning_rate * min(step / num_warmup_steps, sqrt(num_warmup_steps / step))
+
+    It peaks at learning_rate after num_warmup_steps (unlike RsqrtSchedule, no
+    hidden-size scaling) and does not reach 0.
+    """
+
+    def __init__(self, learning_rate, num_warmup_steps):
+        super().__init__()
+        self.learning_rate = learning_rate
+        self.num_warmup_steps = num_warmup_steps
+
+    def __call__(self, step):
+        step = tf.maximum(tf.cast(step, tf.float32), 1.0)
+        warmup = tf.cast(max(self.num_warmup_steps, 1), tf.float32)
+        return self.learning_rate * tf.minimum(step / warmup, tf.sqrt(warmup / step))
+
+    def get_config(self):
+        return dict(learning_rate=self.learning_rate, num_warmup_steps=self.num_warmup_steps)
+
+
 def create_optimizer(name, learning_rate, num_train_steps, num_warmup_steps, learning_rate_schedule_name="linear",
-                     hidden_size=None):
+                     hidden_size=None, adam_beta_2=0.98):
     """Builds the optimizer named by `--optimizer` (its slots not yet created).
 
     Args:
-      learning_rate_schedule_name: "linear" (the original's) or "rsqrt"
-        (RsqrtSchedule, which needs the model's hidden_size).
+      learning_rate_schedule_name: "linear" (the original's), "rsqrt"
+        (RsqrtSchedule, which needs the model's hidden_size) or "inverse_sqrt"
+        (InverseSqrtSchedule).
+      adam_beta_2: beta_2 of optimizer "adam".
 
     Raises:
       ValueError: for an unknown name, listing the known ones.
@@ -183,6 +224,8 @@ def create_optimizer(name, learning_rate, num_train_steps, num_warmup_steps, lea
         if not hidden_size:
             raise ValueError("--learning_rate_schedule=rsqrt needs the model's hidden size.")
         schedule = RsqrtSchedule(learning_rate, num_warmup_steps, hidden_size)
+    elif learning_rate_schedule_name == "inverse_sqrt":
+        schedule = InverseSqrtSchedule(learning_rate, num_warmup_steps)
     elif learning_rate_schedule_name == "linear":
         schedule = learning_rate_schedule(learning_rate, num_train_steps, num_warmup_steps)
     else:
@@ -192,6 +235,8 @@ def create_optimizer(name, learning_rate, num_train_steps, num_warmup_steps, lea
         return AdamWeightDecay(schedule)
     if name == "lamb":
         return Lamb(schedule)
+    if name == "adam":
+        return Adam(schedule, beta_2=adam_beta_2)
     raise ValueError("--optimizer=%s is not supported; expected one of %s." % (name, ", ".join(OPTIMIZERS)))
 
 

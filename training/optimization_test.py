@@ -37,6 +37,41 @@ def test_rsqrt_schedule_is_tensor2tensors(warmup, hidden):
     assert type(schedule).from_config(config).get_config() == config
 
 
+@pytest.mark.parametrize("warmup", [1, 16])
+def test_inverse_sqrt_schedule_peaks_at_the_learning_rate(warmup):
+    # min(step / warmup, sqrt(warmup / step)) * learning_rate, written out (step 0 counts as 1).
+    schedule = optimization.create_optimizer("adam", 3e-4, 1000, warmup, "inverse_sqrt")._learning_rate
+    for step in (0, 1, 2, warmup, warmup + 1, 100, 999):
+        s = max(step, 1)
+        expected = 3e-4 * min(s / warmup, np.sqrt(warmup / s))
+        assert float(schedule(step)) == pytest.approx(expected, rel=1e-6), step
+    assert float(schedule(warmup)) == pytest.approx(3e-4)
+    config = schedule.get_config()
+    assert type(schedule).from_config(config).get_config() == config
+
+
+def test_adam_matches_a_numpy_transcription_with_bias_correction():
+    rng = np.random.RandomState(2)
+    init = {"w": rng.randn(3, 4).astype(np.float32), "b": rng.randn(4).astype(np.float32)}
+    variables = {k: tf.Variable(v, name=k) for k, v in init.items()}
+    steps = [{k: (rng.randn(*v.shape) * s).astype(np.float32) for k, v in init.items()} for s in (0.1, 3.0, 0.5)]
+    optimizer = optimization.create_optimizer("adam", 1e-2, 10, 2, "inverse_sqrt", adam_beta_2=0.998)
+    optimization.build_optimizer(optimizer, list(variables.values()))
+    for grads in steps:
+        optimizer.apply_gradients([(tf.constant(grads[k]), variables[k]) for k in init])
+    beta1, beta2, eps = 0.9, 0.998, 1e-9
+    for k in init:
+        w, m, v = init[k].astype(np.float64), 0.0, 0.0
+        for t, grads in enumerate(steps, 1):
+            g = grads[k].astype(np.float64)
+            m, v = beta1 * m + (1 - beta1) * g, beta2 * v + (1 - beta2) * g * g
+            lr = 1e-2 * min(max(t - 1, 1) / 2, np.sqrt(2 / max(t - 1, 1)))  # the schedule at step t - 1
+            # Keras folds the bias correction into the learning rate, and epsilon outside it.
+            w = w - lr * np.sqrt(1 - beta2 ** t) / (1 - beta1 ** t) * m / (np.sqrt(v) + eps)
+        np.testing.assert_allclose(variables[k].numpy(), w, rtol=1e-5, atol=1e-6, err_msg=k)
+    assert sorted(optimization.optimizer_slots(optimizer, variables["w"])) == ["adam_m", "adam_v"]
+
+
 def test_unknown_learning_rate_schedule():
     with pytest.raises(ValueError, match="--learning_rate_schedule=cosine is not supported"):
         optimization.create_optimizer("adamw", 1e-3, 10, 0, "cosine")
@@ -157,7 +192,7 @@ def test_lamb_matches_a_numpy_transcription():
     assert optimization.current_learning_rate(optimizer) == pytest.approx(_original_lr(4, 1e-2, 6, 2))
 
 
-@pytest.mark.parametrize("name", ["adamw", "lamb"])
+@pytest.mark.parametrize("name", ["adamw", "lamb", "adam"])
 def test_build_optimizer_creates_slots_before_the_first_step(name):
     """A resume assigns the slots before any step: they must exist (float16's wrapper too)."""
     variable = tf.Variable(np.ones((2, 2), np.float32), name="dense/kernel")
@@ -170,5 +205,5 @@ def test_build_optimizer_creates_slots_before_the_first_step(name):
         assert sorted(slots) == ["adam_m", "adam_v"] and slots["adam_m"].shape == (2, 2)
         assert optimization.current_learning_rate(optimizer) == pytest.approx(1e-3)
 def test_unknown_optimizer():
-    with pytest.raises(ValueError, match="--optimizer=sgd is not supported; expected one of adamw, lamb"):
+    with pytest.raises(ValueError, match="--optimizer=sgd is not supported; expected one of adamw, lamb, adam"):
         optimization.create_optimizer("sgd", 1e-3, 10, 0)

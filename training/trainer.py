@@ -195,7 +195,8 @@ class Trainer:
         with strategy.scope():
             optimizer = create_optimizer(options.optimizer, options.learning_rate,
                                          schedule.num_train_steps, schedule.num_warmup_steps,
-                                         schedule.learning_rate_schedule, schedule.hidden_size)
+                                         schedule.learning_rate_schedule, schedule.hidden_size,
+                                         schedule.adam_beta_2)
             optimizer = performance.configure_optimizer(optimizer, use_float16=options.dtype == "float16")
             self.optimizer = build_optimizer(optimizer, self.trained)
         self.iterator = iter(self._dataset())
@@ -317,13 +318,21 @@ class Trainer:
         return loop
 
 
+class StopTraining(Exception):
+    """Raised by a callback to end training before num_train_steps (early stopping).
+
+    The step it is raised at is saved (if it was not) before `train` returns.
+    """
+
+
 def train(options, schedule, strategy, task, freezer, callbacks=()):
     """Trains to schedule.num_train_steps, resuming from output_dir when it can.
 
     Args:
       options, schedule, strategy, task, freezer: as `Trainer`.
       callbacks: functions of the global step, called after each loop once its
-        checkpoint (if any) is written; the resume tests crash the run here.
+        checkpoint (if any) is written; the resume tests crash the run here,
+        early stopping raises StopTraining.
 
     Returns:
       The Trainer, holding the trained model and optimizer.
@@ -357,8 +366,14 @@ def train(options, schedule, strategy, task, freezer, callbacks=()):
         log.write(step, previous, losses, current_learning_rate(trainer.optimizer), time.time() - start)
         if step % options.save_checkpoints_steps == 0 or step == end:
             last_saved, saved_step = trainer.save(), step
-        for callback in callbacks:
-            callback(step)
+        try:
+            for callback in callbacks:
+                callback(step)
+        except StopTraining as stop:
+            logging.info("Training stops at step %d of %d: %s", step, end, stop)
+            if saved_step != step:
+                trainer.save()
+            break
     log.close()
     return trainer
 

@@ -190,6 +190,19 @@ def test_train_checkpoints_and_calls_back_after_each_loop(tmp_path):
     assert again == []
 
 
+def test_a_callback_stops_training_early_and_the_step_is_saved(tmp_path, caplog):
+    def stop_at_3(step):
+        if step == 3:
+            raise trainer_lib.StopTraining("enough")
+
+    with caplog.at_level("INFO"):
+        trainer = _train(tmp_path, _task(), num_train_steps=8, callbacks=[stop_at_3], save_checkpoints_steps=4,
+                         iterations_per_loop=3)
+    assert trainer.step == 3
+    assert "Training stops at step 3 of 8: enough" in caplog.text
+    assert sorted(f for f in os.listdir(tmp_path) if f.endswith(".index")) == ["model.ckpt-3.index"]
+
+
 def _train(output_dir, task, num_train_steps=2, callbacks=(), **overrides):
     values = dict(output_dir=str(output_dir), train_batch_size=4, save_checkpoints_steps=2,
                   iterations_per_loop=2, random_seed=1)

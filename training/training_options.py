@@ -37,7 +37,8 @@ class TrainingOptions(DistributionOptions, FreezingOptions):
         "variables (float16 with dynamic loss scaling).", choices=DTYPES, new=True)
     optimizer: str = option(
         "adamw", "adamw: the original AdamWeightDecay; lamb: Model Garden's LAMB with the "
-        "original's clipping and weight-decay exclusions.", choices=OPTIMIZERS, new=True)
+        "original's clipping and weight-decay exclusions; adam: Adam (0.9, 0.98, 1e-9) with bias "
+        "correction, as the NMT toolkits use it.", choices=OPTIMIZERS, new=True)
     log_steps: int = option(
         100, "Log the losses (and write them to TensorBoard) every this many steps, as the "
         "Estimator did; a compiled loop also ends there.", minimum=1, new=True)
@@ -62,15 +63,17 @@ class EvaluationOptions(Options):
 class Schedule:
     """The steps of a run, derived by the entry point from its flags.
 
-    learning_rate_schedule: "linear" (the original BERT's) or "rsqrt"
+    learning_rate_schedule: "linear" (the original BERT's), "rsqrt"
     (tensor2tensor's, training/optimization.py), which scales by
-    1/sqrt(hidden_size).
+    1/sqrt(hidden_size), or "inverse_sqrt" (the NMT toolkits').
+    adam_beta_2: beta_2 of --optimizer=adam (the translation presets set it).
     """
 
     num_train_steps: int
     num_warmup_steps: int
     learning_rate_schedule: str = "linear"
     hidden_size: Optional[int] = None
+    adam_beta_2: float = 0.98
 
 
 @dataclasses.dataclass(kw_only=True)
