@@ -66,6 +66,11 @@ def _original_shape(suffix, shape):
     return tuple(shape)
 
 
+def original_attention_shape(suffix, shape):
+    """The original layout of a Keras MultiHeadAttention weight ("query/kernel", "attention_output/kernel", ...)."""
+    return _original_shape("self_attention/" + suffix, tuple(shape))
+
+
 def block_variables(block, prefix):
     """Maps one TransformerEncoderBlock's weights to `prefix/...` names."""
     found = {}
