@@ -71,18 +71,19 @@ MIN_WORDS, MAX_WORDS = 4, 15
 class _Lexicon:
     """The seed's words: source spellings, target stems, noun genders."""
 
-    def __init__(self, rng):
+    def __init__(self, rng, scale=1.0):
         self._rng = rng
+        sizes = {kind: max(2, round(count * scale)) for kind, count in SIZES.items()}
         self._source, self._target = set(), set()  # spellings in use (membership only: sets never iterated)
         self.plural = self._source_word(1)
         self.past = self._source_word(1)
-        self.nouns = self._words(SIZES["nouns"], TWO_WORD_SHARE, gendered=True)
-        self.adjectives = self._words(SIZES["adjectives"])
-        self.transitive = self._words(SIZES["transitive"], TWO_WORD_SHARE)
-        self.intransitive = self._words(SIZES["intransitive"], TWO_WORD_SHARE)
-        self.adverbs = self._words(SIZES["adverbs"])
-        self.postpositions = self._words(SIZES["postpositions"])
-        self.determiners = self._words(SIZES["determiners"])
+        self.nouns = self._words(sizes["nouns"], TWO_WORD_SHARE, gendered=True)
+        self.adjectives = self._words(sizes["adjectives"])
+        self.transitive = self._words(sizes["transitive"], TWO_WORD_SHARE)
+        self.intransitive = self._words(sizes["intransitive"], TWO_WORD_SHARE)
+        self.adverbs = self._words(sizes["adverbs"])
+        self.postpositions = self._words(sizes["postpositions"])
+        self.determiners = self._words(sizes["determiners"])
 
     def _source_word(self, syllables):
         while True:
@@ -162,13 +163,16 @@ def _split(rng, lexicon, count, excluded, distinct):
     return "".join(pairs)
 
 
-def write_task(output_dir, num_train=20000, num_dev=500, num_test=500, seed=0):
+def write_task(output_dir, num_train=20000, num_dev=500, num_test=500, seed=0, lexicon_scale=1.0):
     """Writes train.tsv, dev.tsv and test.tsv into output_dir; returns their paths as a Task.
+
+    lexicon_scale multiplies every word class's size (at least 2 words each): a
+    smaller lexicon is learned in fewer steps (reproduce_paper_tables' tiny scale).
 
     Same arguments, byte-identical files (the generator is Python's seeded
     `random`, string seeds hashed with SHA-512, so independent of PYTHONHASHSEED).
     """
-    lexicon = _Lexicon(random.Random("%d:lexicon" % seed))
+    lexicon = _Lexicon(random.Random("%d:lexicon" % seed), lexicon_scale)
     held_out = set()
     texts = {}
     # Held-out splits first, so train can avoid their sentences whatever its size.

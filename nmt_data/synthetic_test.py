@@ -82,3 +82,15 @@ def test_the_target_follows_the_rules_and_is_no_copy(task):
         if source_words[0] in {w.source for w in lexicon.adverbs}:
             assert target_words[-1] == words[source_words[0]].target[0]
     assert reordered > 0.6 * len(pairs) and resized > 0.5 * len(pairs)
+
+
+def test_a_smaller_lexicon_uses_fewer_words(tmp_path):
+    def words(directory, scale):
+        paths = synthetic.write_task(str(tmp_path / directory), num_train=2000, num_dev=5, num_test=5,
+                                     seed=0, lexicon_scale=scale)
+        with open(paths.train, encoding="utf-8") as f:
+            return {word for line in f for word in line.split("\t")[0].split()}
+
+    full, quarter = words("full", 1.0), words("quarter", 0.25)
+    assert len(quarter) < 0.4 * len(full)
+    assert len(quarter) >= 2 * 7  # every word class keeps at least two words

@@ -20,6 +20,7 @@ from options import option
 from reproduction import experiments, lm_experiments, plan as plan_lib, plots, results as results_lib, runner, scales
 from training import compute_dtype
 from training.language_modeling import LmTextOptions
+from training.translation import NmtDataOptions
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PAPER_VOCAB_SIZE = results_lib.PAPER_VOCAB_SIZE
@@ -34,12 +35,14 @@ SCALE_NOTES = {
 }
 
 
-ALL_EXPERIMENTS = tuple(experiments.EXPERIMENTS) + tuple(lm_experiments.EXPERIMENTS)
+NMT_EXPERIMENTS = ("freezing_nmt",)
+ALL_EXPERIMENTS = tuple(experiments.EXPERIMENTS) + tuple(lm_experiments.EXPERIMENTS) + NMT_EXPERIMENTS
 
 
 @dataclasses.dataclass(kw_only=True)
-class ReproduceOptions(LmTextOptions):
-    """The reproduce_paper_tables.py flags (the lm_* and freezing_lm experiments read run_lm.py's text flags)."""
+class ReproduceOptions(LmTextOptions, NmtDataOptions):
+    """The reproduce_paper_tables.py flags (the lm_* and freezing_lm experiments read run_lm.py's text
+    flags, freezing_nmt run_translation.py's data flags)."""
 
     experiment: str = option(
         help="The table or figure: %s." % ", ".join(ALL_EXPERIMENTS), choices=ALL_EXPERIMENTS)
@@ -53,8 +56,9 @@ class ReproduceOptions(LmTextOptions):
     mnli_dir: Optional[str] = option(None, "MNLI's GLUE folder (train.tsv, dev_matched.tsv, dev_mismatched.tsv).")
     squad_dir: Optional[str] = option(None, "SQuAD v1.1 folder (train-v1.1.json, dev-v1.1.json).")
     vocab_file: Optional[str] = option(
-        None, "BERT tables: the WordPiece vocabulary (paper: BERT's 30522-entry uncased one). lm_* and "
-        "freezing_lm: a SentencePiece model (default: the first row learns one from --train_file).")
+        None, "BERT tables: the WordPiece vocabulary (paper: BERT's 30522-entry uncased one). lm_*, "
+        "freezing_lm and freezing_nmt: a SentencePiece model (default: the first row learns one from the "
+        "training text).")
     do_lower_case: bool = option(True, "Lower-case the text (an uncased vocabulary).")
     num_seeds: Optional[int] = option(
         None, "Fine-tuning seeds per row and task; results are mean ± std over them. Default: 3 at "
@@ -230,6 +234,9 @@ def run(options):
     if options.experiment in lm_experiments.EXPERIMENTS:
         from reproduction import lm_driver  # pylint: disable=import-outside-toplevel
         return lm_driver.run(options)
+    if options.experiment in NMT_EXPERIMENTS:
+        from reproduction import nmt_driver  # pylint: disable=import-outside-toplevel
+        return nmt_driver.run(options)
     experiment, scale = experiments.get(options.experiment), scales.SCALES[options.scale]
     paths = options.data_paths()
     vocab_size = vocab_size_of(paths.vocab_file)

@@ -18,7 +18,7 @@ def _programs():
     from analysis import attention_rank
     from pretraining_data import pipeline
     from pretraining_data.instances import CreatePretrainingDataOptions
-    from training import classification, language_modeling, pretraining, squad
+    from training import classification, language_modeling, pretraining, squad, translation
 
     return {
         "create_pretraining_data.py": (CreatePretrainingDataOptions, pipeline.run),
@@ -26,6 +26,7 @@ def _programs():
         "run_classifier.py": (classification.ClassifierOptions, classification.run),
         "run_squad.py": (squad.SquadOptions, squad.run),
         "run_lm.py": (language_modeling.LmOptions, language_modeling.run),
+        "run_translation.py": (translation.NmtOptions, translation.run),
         "probe_attention_rank.py": (attention_rank.ProbeAttentionRankOptions, attention_rank.run_from_options),
     }
 
