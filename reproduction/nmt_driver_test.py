@@ -10,7 +10,7 @@ from reproduction import driver, nmt_driver, nmt_experiments, runner
 from training.translation import NmtOptions
 
 MICRO = dataclasses.replace(nmt_experiments.TINY, shrink=16, num_encoder_layers=1, num_decoder_layers=1,
-                            vocab_size=60, train_batch_size=8, num_train_steps=4, num_warmup_steps=1,
+                            vocab_size=60, train_batch_size=32, num_train_steps=4, num_warmup_steps=1,
                             save_checkpoints_steps=2, max_seq_length=48)
 
 
@@ -70,6 +70,8 @@ def test_micro_run_end_to_end_then_resumes(monkeypatch, tmp_path, caplog):
         rows["transformer-tiny/ffn"]["run_config"]["intermediate_size"] // 2
     for row in rows.values():
         assert row["best_step"] in (2, 4) and 0 <= row["test_bleu"] <= 100  # the best dev checkpoint is scored
+        # The step's --train_batch_size=32 (the flag's default) wins over the preset's 128, as on a command line.
+        assert row["epochs_to_best"] == pytest.approx(row["best_step"] * 32 / 300)
     table = open(written["results_md"]).read()
     assert "What the paper states" in table and "| test BLEU |" in table and "Tiny scale" in table
     with open(written["plot"], "rb") as f:

@@ -7,6 +7,7 @@ entry points resume from their own checkpoints, and their outputs appear
 only when complete, so a step is either finished or not.
 """
 
+import inspect
 import time
 
 import tf_keras
@@ -68,7 +69,12 @@ def run(steps, before_step=None):
         options_class, run_step = programs[step.program]
         step_started = time.time()
         logging.info("[%d/%d] %s (%s): running.", index, len(steps), step.name, step.program)
-        run_step(options_class(**step.flags))
+        if "given" in inspect.signature(run_step).parameters:
+            # As on the command line: a --preset fills only the flags the step does not name,
+            # even one the step sets to its default value.
+            run_step(options_class(**step.flags), given=set(step.flags))
+        else:
+            run_step(options_class(**step.flags))
         # Each step builds its own models, and sets its own precision policy.
         tf_keras.backend.clear_session()
         tf_keras.mixed_precision.set_global_policy("float32")
