@@ -15,8 +15,8 @@ from reproduction import nmt_experiments, nmt_report
 EXPERIMENT = "freezing_nmt"
 SCALE_NOTES = {
     "paper": "Paper scale: transformer-big, -base and -tiny presets, trained to the best dev BLEU.",
-    "tiny": "**Tiny scale** (transformer-tiny with d, d_p and the FFN divided by 4, 2 + 2 layers, 600 steps "
-            "of 32 pairs on the project's synthetic language pair): this shows that every run lands in the table and "
+    "tiny": "**Tiny scale** (transformer-tiny with d, d_p and the FFN divided by 4, 2 + 2 layers, 400 steps "
+            "of 128 pairs on the project's synthetic language pair): this shows that every run lands in the table and "
             "the plot. It does not reproduce the paper's findings; only real data at paper scale can.",
 }
 PLAN_NOTES = (

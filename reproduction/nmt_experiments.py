@@ -90,8 +90,8 @@ PAPER = NmtScale(name="paper", presets=("transformer-big", "transformer-base", "
                  save_checkpoints_steps=5000, early_stopping_patience=10, beam_size=8, max_seq_length=128)
 # transformer-tiny with d, d_p and the FFN divided by 4 and 2 + 2 layers, on the synthetic pair.
 TINY = NmtScale(name="tiny", presets=("transformer-tiny",), shrink=4, num_encoder_layers=2, num_decoder_layers=2,
-                vocab_size=200, train_batch_size=32, num_train_steps=600, num_warmup_steps=50, learning_rate=5e-3,
-                save_checkpoints_steps=300, early_stopping_patience=0, beam_size=2, max_seq_length=64)
+                vocab_size=200, train_batch_size=128, num_train_steps=400, num_warmup_steps=50, learning_rate=5e-3,
+                save_checkpoints_steps=200, early_stopping_patience=0, beam_size=2, max_seq_length=64)
 SCALES = {s.name: s for s in (PAPER, TINY)}
 
 

@@ -92,12 +92,14 @@ def plot(output_dir, results):
     for preset in dict.fromkeys(row["preset"] for row in results["rows"]):
         points = [row for row in results["rows"] if row["preset"] == preset]
         ax.scatter([100 * r["trainable_share"] for r in points], [r["test_bleu"] for r in points], label=preset)
-        for r in points:
+        # Labels alternate above and below their points, so that neighbours do not overlap.
+        for index, r in enumerate(sorted(points, key=lambda r: r["trainable_share"])):
             label = (r["freeze"] or "none").replace(",", "+")
             if r["ffn_divisor"] > 1 or r["head_size_divisor"] > 1:
                 label += " (%s)" % r["name"].split("/")[-1].replace("_", " ")
             ax.annotate(label, (100 * r["trainable_share"], r["test_bleu"]), fontsize=7,
-                        xytext=(3, 3), textcoords="offset points")
+                        xytext=(3, 4 if index % 2 == 0 else -11), textcoords="offset points")
+    ax.set_xlim(-2, 118)  # room for the labels of the rows at 100%
     ax.set_xlabel("trainable parameters (%)")
     ax.set_ylabel("test BLEU")
     ax.set_title("%s\n(%s scale)" % (results["title"], results["scale"]), fontsize=9)
