@@ -6,12 +6,14 @@ tokenization paths agree. No timing is asserted: the machine is shared.
 
 import re
 
+import numpy as np
 import pytest
 from absl import flags
 from absl.testing import flagsaver
 
 from benchmarks import lm_benchmark
 from benchmarks import model_benchmark
+from benchmarks import nmt_benchmark
 from benchmarks import pretraining_step_benchmark
 from benchmarks import tokenization_benchmark
 
@@ -97,3 +99,34 @@ def test_lm_training_flops_follow_the_closed_form():
     assert lm_benchmark.training_flops(low, 8, 256) == 3 * 8 * 256 * per_token(8)
     assert lm_benchmark.training_flops(high, 8, 256) / lm_benchmark.training_flops(low, 8, 256) == \
         pytest.approx(per_token(64) / per_token(8))
+
+
+def test_nmt_benchmark_quick_prints_training_and_decoding_throughput(capsys):
+    with flagsaver.flagsaver(nmt_quick=True, nmt_dtypes=["float32"]):
+        nmt_benchmark.main([])
+    out = capsys.readouterr().out
+    assert "(--nmt_quick: figures mean nothing)" in out, out
+    assert re.search(r"^dtype\s+what\s+unit\s+ours\s+Model Garden\s+ratio\s+goal \(ratio >= 0\.95\)$", out,
+                     re.MULTILINE), out
+    rows = re.findall(r"^float32\s+(train|decode)\s+(tgt tok/s|sent/s)\s+%s\s+%s\s+%s\s+n/a$" % ((_NUMBER,) * 3),
+                      out, re.MULTILINE)
+    assert [row[:2] for row in rows] == [("train", "tgt tok/s"), ("decode", "sent/s")], out
+    for row in rows:
+        assert all(float(value) > 0 for value in row[2:]), out
+        assert float(row[4]) == pytest.approx(float(row[2]) / float(row[3]), abs=2e-3), out
+    assert "goal not judged with --nmt_quick" in out, out
+
+
+def test_nmt_benchmark_batches_follow_the_translation_schema():
+    batches = nmt_benchmark.make_batches(vocab_size=50, batch_size=3, source_length=8, target_length=6)
+    targets, inputs = batches["target_ids"], batches["target_input_ids"]
+    assert batches["source_ids"].shape[1:] == (3, 8) and targets.shape[1:] == (3, 6)
+    assert (inputs[..., 0] == nmt_benchmark.BOS_ID).all()
+    mask = targets != 0
+    assert ((inputs != 0) == mask).all()
+    assert (inputs[..., 1:] == targets[..., :-1] * mask[..., 1:]).all()
+    for ids, length in ((batches["source_ids"], 8), (targets, 6)):
+        lengths = (ids != 0).sum(-1)
+        assert lengths.min() >= length // 2 and lengths.max() <= length
+        last = np.take_along_axis(ids, lengths[..., None] - 1, axis=-1)[..., 0]
+        assert (last == nmt_benchmark.EOS_ID).all()
