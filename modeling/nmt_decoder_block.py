@@ -77,9 +77,10 @@ class DecoderBlock(tf_keras.layers.Layer):
 
     def _residual(self, index, norm, x, sublayer):
         """x + dropout(sublayer(x)), normalised before (pre-norm) or after (post-norm)."""
+        # Under mixed precision the LayerNorms output float32 and the sub-layers the compute dtype.
         if self.norm_first:
-            return x + self.sublayer_dropout[index](sublayer(norm(x)))
-        return norm(x + self.sublayer_dropout[index](sublayer(x)))
+            return x + tf.cast(self.sublayer_dropout[index](sublayer(norm(x))), x.dtype)
+        return norm(x + tf.cast(self.sublayer_dropout[index](sublayer(x)), x.dtype))
 
     def call(self, inputs, cache=None):
         target, memory, cross_mask, self_mask = inputs

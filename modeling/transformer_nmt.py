@@ -131,9 +131,14 @@ class TransformerNmt(tf_keras.Model):
     def _logits(self, x):
         """float32 [..., vocab_size] from decoder outputs [..., d] (the tied output layer)."""
         kernel = tf.cast(self.word_embeddings.embeddings, self.compute_dtype)
-        logits = tf.einsum("...d,vd->...v", tf.cast(x, self.compute_dtype), kernel)
+        x = tf.cast(x, self.compute_dtype)
+        # One 2-D product: an einsum "...d,vd->...v" ran per position and its gradient
+        # materialised [batch, T, vocab, d] (out of memory at transformer-base's size).
+        logits = tf.matmul(tf.reshape(x, [-1, self.config.hidden_size]), kernel, transpose_b=True)
+        logits = tf.reshape(logits + tf.cast(self.output_bias, self.compute_dtype),
+                            tf.concat([tf.shape(x)[:-1], [self.config.vocab_size]], 0))
         # The loss is computed in float32, as Model Garden's heads do under mixed precision.
-        return tf.cast(logits + tf.cast(self.output_bias, self.compute_dtype), tf.float32)
+        return tf.cast(logits, tf.float32)
 
     def decode(self, target_input_ids, memory, source_mask, training=None):
         """Teacher-forced decoder: logits float32 [batch, T, vocab_size]."""
@@ -198,7 +203,8 @@ class TransformerNmt(tf_keras.Model):
         batch = tf.shape(source_ids)[0]
 
         def symbols_to_logits(ids, step, cache):
-            return self.decode_step(ids[:, -1], step, cache)
+            logits, cache = self.decode_step(ids[:, -1], step, cache)
+            return tf.cast(logits, self.compute_dtype), cache  # the dtype the search runs in
 
         ids, scores = beam_search.sequence_beam_search(
             symbols_to_logits_fn=symbols_to_logits,

@@ -180,3 +180,22 @@ def test_config_round_trips_and_refuses_bad_values(tmp_path):
     with pytest.raises(ValueError, match="`initializer` = 'xavier'"):
         NmtConfig(initializer="xavier")
     assert initializers(NmtConfig())("nmt/encoder/layer_0/attention/self/query/kernel") == ("truncated_normal", 0.02)
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_bfloat16_mixed_precision_trains_and_translates(norm_first):
+    import tf_keras  # pylint: disable=import-outside-toplevel
+    tf_keras.mixed_precision.set_global_policy("mixed_bfloat16")
+    try:
+        config = _config(head_size=10, norm_first=norm_first)
+        model = build_nmt(TransformerNmt(config))
+        source, target = _batch(4)
+        with tf.GradientTape() as tape:
+            logits = model(dict(source_ids=source, target_input_ids=target), training=True)["logits"]
+            loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=target, logits=logits))
+        grads = tape.gradient(loss, model.trainable_variables)
+        assert logits.dtype == tf.float32 and all(g is not None for g in grads)
+        ids, _ = model.translate(tf.constant(source), BOS, EOS, beam_size=2, max_decode_length=4)
+        assert ids.shape == (3, 5)
+    finally:
+        tf_keras.mixed_precision.set_global_policy("float32")

@@ -11,7 +11,7 @@ from training.translation import NmtOptions
 
 MICRO = dataclasses.replace(nmt_experiments.TINY, shrink=16, num_encoder_layers=1, num_decoder_layers=1,
                             vocab_size=60, train_batch_size=32, num_train_steps=4, num_warmup_steps=1,
-                            save_checkpoints_steps=2, max_seq_length=48)
+                            save_checkpoints_steps=2, max_seq_length=48, max_decode_length=8)
 
 
 def _options(output_dir, **values):

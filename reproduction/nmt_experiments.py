@@ -70,6 +70,7 @@ class NmtScale:
     early_stopping_patience: int
     beam_size: int
     max_seq_length: int
+    max_decode_length: int  # tokens generated per translation: an untrained model may never stop
 
     def config(self, row):
         """The row's NmtConfig at this scale (vocab_size from the vocabulary)."""
@@ -87,11 +88,13 @@ class NmtScale:
 PAPER = NmtScale(name="paper", presets=("transformer-big", "transformer-base", "transformer-tiny"), shrink=1,
                  num_encoder_layers=None, num_decoder_layers=None, vocab_size=PAPER_VOCAB_SIZE,
                  train_batch_size=128, num_train_steps=300000, num_warmup_steps=16000, learning_rate=None,
-                 save_checkpoints_steps=5000, early_stopping_patience=10, beam_size=8, max_seq_length=128)
+                 save_checkpoints_steps=5000, early_stopping_patience=10, beam_size=8, max_seq_length=128,
+                 max_decode_length=256)
 # transformer-tiny with d, d_p and the FFN divided by 4 and 2 + 2 layers, on the synthetic pair.
 TINY = NmtScale(name="tiny", presets=("transformer-tiny",), shrink=4, num_encoder_layers=2, num_decoder_layers=2,
                 vocab_size=200, train_batch_size=128, num_train_steps=400, num_warmup_steps=50, learning_rate=5e-3,
-                save_checkpoints_steps=200, early_stopping_patience=0, beam_size=2, max_seq_length=64)
+                save_checkpoints_steps=200, early_stopping_patience=0, beam_size=2, max_seq_length=64,
+                max_decode_length=64)
 SCALES = {s.name: s for s in (PAPER, TINY)}
 
 
@@ -138,7 +141,8 @@ def build(scale, data_flags, spm_model, output_dir, dtype="float32"):
                      num_train_steps=scale.num_train_steps, save_checkpoints_steps=scale.save_checkpoints_steps,
                      iterations_per_loop=min(1000, scale.save_checkpoints_steps),
                      early_stopping_patience=scale.early_stopping_patience, beam_size=scale.beam_size,
-                     max_seq_length=scale.max_seq_length, eval_batch_size=64)
+                     max_seq_length=scale.max_seq_length, max_decode_length=scale.max_decode_length,
+                     eval_batch_size=64)
         if scale.learning_rate is not None:
             flags.update(learning_rate=scale.learning_rate, num_warmup_steps=scale.num_warmup_steps)
         if spm_model:
