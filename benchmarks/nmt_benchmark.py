@@ -41,14 +41,15 @@ length only; the script checks that both outputs have that length.
 Contenders are built in this one process and run in alternation (ours,
 Model Garden, ours, ...), one loop call each per round, so that load drift
 on a shared machine affects both alike; the first round (which traces) is not
-timed, the figure is the median of the timed rounds. A contender that runs
-out of memory (TensorFlow's ResourceExhaustedError) is shown as OOM, one
-that cannot be built or run otherwise (another TensorFlow error) as failed,
-and the reason is printed under the table; ours failing misses the goal. As run_translation.py,
+timed, the figure is the median of the timed rounds. As run_translation.py,
 dropout draws from tf.random.Generator objects
 (`enable_tf_random_generator`), for both contenders. The goal reported
 against: ours / Model Garden >= 0.95, for training and for decoding, in each
-dtype.
+dtype. A contender that runs out of memory (TensorFlow's
+ResourceExhaustedError) is shown as OOM; one that cannot be built, traced or
+run otherwise (another TensorFlow error, or a TypeError or ValueError while
+tracing) as failed; the reasons are printed under the table, and ours failing
+misses the goal.
 
 --nmt_norm_first compares the pre-norm variant instead (both contenders).
 
@@ -282,22 +283,38 @@ def build_model_garden_decoding(config, options, source_ids, batches):
     return run
 
 
-def _failure(error):
-    """("OOM" or "failed", a short reason) of a TensorFlow error: the allocation refused, or the message."""
+def _errors():
+    """What building or running a contender may raise that the table reports (the others propagate).
+
+    TensorFlow's errors at run time; TypeError and ValueError are what tracing
+    a tf.function raises for an ill-typed graph.
+    """
     import tensorflow as tf
 
-    found = re.search(r"OOM when allocating tensor with shape\s*\[[^\]]*\]", error.message)
+    return tf.errors.OpError, TypeError, ValueError
+
+
+def _failure(error):
+    """("OOM" or "failed", a short reason) of an error: the allocation refused, or the message's start."""
+    import tensorflow as tf
+
+    message = getattr(error, "message", None) or str(error)
+    found = re.search(r"OOM when allocating tensor with shape\s*\[[^\]]*\]", message)
     if found:
         return "OOM", found.group(0)
-    lines = [line.strip() for line in error.message.splitlines() if line.strip()]
+    lines = [line.strip() for line in message.splitlines() if line.strip()] or [""]
+    if lines[0] == "in user code:":
+        reason = lines[-1]  # autograph's trace; the error ("TypeError: ...") is last
+    else:
+        reason = "%s: %s" % (type(error).__name__, " ".join(lines[:2]))
     tag = "OOM" if isinstance(error, tf.errors.ResourceExhaustedError) else "failed"
-    return tag, ("%s: %s" % (type(error).__name__, " ".join(lines[:2])))[:300]
+    return tag, reason[:300]
 
 
 def alternate(runs, rounds, failures):
     """{name: median seconds per call}: one call each per round, in turn, the first round untimed.
 
-    A contender whose call raises a TensorFlow error is entered in `failures`
+    A contender whose call raises one of `_errors()` is entered in `failures`
     (name -> (tag, reason)) and left out of the later rounds; the others go on.
     """
     import tensorflow as tf
@@ -310,7 +327,7 @@ def alternate(runs, rounds, failures):
             start = time.perf_counter()
             try:
                 run()
-            except tf.errors.OpError as error:
+            except _errors() as error:
                 failures[name] = _failure(error)
                 continue
             if round_index:  # The first round traces.
@@ -321,8 +338,8 @@ def alternate(runs, rounds, failures):
 def measure(part, dtype, config, shapes, rounds):
     """({contender: target tokens/s or sentences/s}, {contender: (tag, reason)}) of `part` in `dtype`.
 
-    A contender that cannot be built or run (a TensorFlow error) has no
-    figure, and its failure instead.
+    A contender that cannot be built or run (`_errors()`) has no figure, and
+    its failure instead.
     """
     import tensorflow as tf
 
@@ -346,7 +363,7 @@ def measure(part, dtype, config, shapes, rounds):
         for name, build in builders.items():
             try:
                 runs[name] = build()
-            except tf.errors.OpError as error:
+            except _errors() as error:
                 failures[name] = _failure(error)
         per_call = alternate(runs, rounds, failures)
     finally:
@@ -409,7 +426,10 @@ def main(_):
     if quick:
         print("goal not judged with --nmt_quick")
     else:
-        print("goal met in %d of %d rows" % (verdicts.count("met"), len(verdicts)))
+        judged = [verdict for verdict in verdicts if verdict != "n/a"]
+        print("goal met in %d of %d rows%s" % (
+            judged.count("met"), len(judged), "; %d not judged (Model Garden failed)" % (len(verdicts) - len(judged))
+            if len(judged) < len(verdicts) else ""))
 
 
 if __name__ == "__main__":
