@@ -120,10 +120,13 @@ class DataProcessor:
       submission_name: str or None, the task's GLUE leaderboard name
         ("CoLA", "MNLI-m", ...); None for non-GLUE tasks.
       is_regression: bool, the label is a float and there are no classes.
+      takes_text_pair: bool, examples have a text_b (what an exported
+        model's signature asks for).
     """
 
     submission_name = None
     is_regression = False
+    takes_text_pair = True
     # Each example set's file under data_dir. The getters read these paths and
     # `input_files` lists them, so the check before a run and the reading agree.
     set_files = {}

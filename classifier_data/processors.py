@@ -39,6 +39,7 @@ class ColaProcessor(GlueTsvProcessor):
     """
 
     submission_name = "CoLA"
+    takes_text_pair = False
     labelled_columns = Columns(text_a=3, label=1)
     labelled_header = False
     test_columns = Columns(text_a=1)
@@ -54,6 +55,7 @@ class Sst2Processor(GlueTsvProcessor):
     """
 
     submission_name = "SST-2"
+    takes_text_pair = False
     labelled_columns = Columns(text_a=0, label=1)
     test_columns = Columns(text_a=1)
 

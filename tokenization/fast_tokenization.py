@@ -289,6 +289,15 @@ class FastFullTokenizer(object):
             self._tokenize_utf8,
             input_signature=[tf.TensorSpec([None], tf.string)])
 
+    def wordpiece_tokenizers(self):
+        """The tensorflow_text tokenizers it calls.
+
+        A tf.Module that uses this tokenizer in a SavedModel keeps them as
+        attributes, so that the resources they own (the lookup table of the
+        fallback WordPiece op) are saved with it.
+        """
+        return [op for op in (self._wordpiece, self._split_and_wordpiece) if op is not None]
+
     def _build_wordpiece(self, split_words):
         """A tensorflow_text tokenizer for the WordPiece step.
 
@@ -367,6 +376,62 @@ class FastFullTokenizer(object):
                 "tokenize_tensor expects a scalar or a 1-D batch of strings, "
                 "got shape %s" % (strings.shape,))
         return self._tokenize_utf8(_drop_invalid_utf8(strings))
+
+    def tokenize_words_with_spans(self, words):
+        """Wordpiece ids of single words, and where each piece is in its word.
+
+        For SQuAD answers in a SavedModel: the characters of a span of
+        pieces, as run_squad.py's `get_final_text` recovers them.
+
+        Args:
+          words: tf.Tensor[string, [n]], whitespace-free words (valid UTF-8).
+
+        Returns:
+          (ids, begin, end, exact):
+            ids: tf.RaggedTensor[int64, [n, (pieces)]], `tokenize_tensor`'s ids;
+            begin, end: tf.RaggedTensor[int64, [n, (pieces)]], each piece's
+              [begin, end) in characters of its word;
+            exact: tf.Tensor[bool, [n]], whether those spans are the piece's
+              own characters. Not for a word whose normalisation changes
+              its number of characters (deleted control characters), or
+              that took the 200-character path; its pieces then span the
+              whole word, which is also what `get_final_text` falls back to.
+        """
+        words = tf.convert_to_tensor(words, dtype=tf.string)
+        ids = self.tokenize_tensor(words)
+        word_chars = tf.strings.length(words, unit="UTF8_CHAR")
+        piece_row = ids.value_rowids()
+        whole_begin = tf.zeros_like(ids.flat_values)
+        whole_end = tf.gather(tf.cast(word_chars, tf.int64), piece_row)
+        if self._split_and_wordpiece is None:
+            exact = tf.zeros_like(word_chars, dtype=tf.bool)
+            return ids, ids.with_flat_values(whole_begin), ids.with_flat_values(whole_end), exact
+        normalized = self._normalize(words)
+        _, byte_begin, byte_end = self._split_and_wordpiece.tokenize_with_offsets(normalized)
+        _, char_starts = tf.strings.unicode_decode_with_offsets(normalized, "UTF-8")
+        # Byte offset -> index of the character starting there (or the count at the end).
+        padded_starts = tf.concat([char_starts.to_tensor(tf.int64.max),
+                                   tf.fill([tf.shape(words)[0], 1], tf.int64.max)], axis=1)
+
+        def to_chars(offsets):
+            dense = tf.searchsorted(padded_starts, offsets.to_tensor(0), side="left", out_type=tf.int64)
+            return tf.RaggedTensor.from_tensor(dense, lengths=offsets.row_lengths()).flat_values
+
+        exact = tf.logical_and(
+            tf.equal(byte_begin.row_lengths(), ids.row_lengths()),
+            tf.equal(tf.strings.length(normalized, unit="UTF8_CHAR"), word_chars))
+        # Piece j of row r of `ids` is piece j of the same row of the offsets
+        # where `exact`; elsewhere the index is clipped and not used.
+        position = tf.range(tf.size(ids.flat_values, out_type=tf.int64)) - tf.gather(ids.row_splits, piece_row)
+        source = tf.gather(byte_begin.row_splits, piece_row) + tf.minimum(
+            position, tf.maximum(tf.gather(byte_begin.row_lengths(), piece_row) - 1, 0))
+        exact_piece = tf.gather(exact, piece_row)
+
+        def spans(offsets, whole):
+            chars = tf.concat([to_chars(offsets), [0]], axis=0)  # never empty for the gather
+            return ids.with_flat_values(tf.where(exact_piece, tf.gather(chars, source), whole))
+
+        return ids, spans(byte_begin, whole_begin), spans(byte_end, whole_end), exact
 
     def _tokenize_utf8(self, strings):
         """`tokenize_tensor` for a tf.Tensor[string, [batch]] of valid UTF-8.

@@ -22,13 +22,14 @@ from classifier_data import features as features_lib
 from classifier_data import metrics as metrics_lib
 from classifier_data import processors, submission
 from options import option
+from serving.export import ExportOptions, export_classifier
 from training import input_checks, run_setup
 from training import trainer as trainer_lib
 from training.training_options import EvaluationOptions, FineTuningOptions
 
 
 @dataclasses.dataclass(kw_only=True)
-class ClassifierOptions(run_setup.BertConfigOptions, FineTuningOptions, EvaluationOptions):
+class ClassifierOptions(run_setup.BertConfigOptions, FineTuningOptions, EvaluationOptions, ExportOptions):
     """The run_classifier.py flags: these, and the shared ones of the base classes."""
 
     data_dir: str = option(help="The input data dir. Should contain the .tsv files (or other data "
@@ -39,7 +40,7 @@ class ClassifierOptions(run_setup.BertConfigOptions, FineTuningOptions, Evaluati
         "sequences are truncated, shorter ones padded.", minimum=1)
 
     def validate(self):
-        if not (self.do_train or self.do_eval or self.do_predict):
+        if not (self.do_train or self.do_eval or self.do_predict or self.export_dir):
             raise ValueError("At least one of `do_train`, `do_eval` or `do_predict' must be True.")
         super().validate()
         if self.max_seq_length < 3:
@@ -222,17 +223,20 @@ def run(options, callbacks=()):
       callbacks: passed to the training loop (trainer.train).
 
     Returns:
-      dict: eval results by file name (with --do_eval) and the predict files
-      written (with --do_predict).
+      dict: eval results by file name (with --do_eval), the predict files
+      written (with --do_predict) and the SavedModel's path (with --export_dir).
     """
     classifier = ClassifierRun(options)
     strategy = run_setup.prepare(options)
     trainer = classifier.train(strategy, callbacks) if options.do_train else None
     outcome = {}
-    if options.do_eval or options.do_predict:
+    if options.do_eval or options.do_predict or options.export_dir:
         model, step = run_setup.model_to_evaluate(options, strategy, classifier.build_model, trainer)
         if options.do_eval:
             outcome["eval"] = classifier.evaluate(model, step)
         if options.do_predict:
             outcome["predict"] = classifier.predict(model)
+        if options.export_dir:
+            outcome["export"] = export_classifier(model, options, classifier.label_list, classifier.is_regression,
+                                                  classifier.processor.takes_text_pair)
     return outcome

@@ -69,7 +69,7 @@ def _options(glue, output_dir, **overrides):
 
 def test_mnli_trains_evaluates_and_writes_submission_files(glue, tmp_path):
     output = tmp_path / "out"
-    outcome = classification.run(_options(glue, output))
+    outcome = classification.run(_options(glue, output, export_dir=str(tmp_path / "export")))
     matched = outcome["eval"]["eval_results.txt"]
     assert matched["global_step"] == int(192 / 16 * 6.0)
     assert matched["eval_accuracy"] > 0.8  # the cue word decides the label
@@ -97,6 +97,12 @@ def test_mnli_trains_evaluates_and_writes_submission_files(glue, tmp_path):
     expected = [{v: k for k, v in CUES.items()}[r.split("\t")[9].split()[-1]] for r in test_rows]
     assert len(set(expected)) == 3
     assert np.mean([p == e for p, e in zip(predicted, expected)]) >= 0.8
+    # --export_dir: the trained model as a SavedModel on raw text gives the submission's labels.
+    assert outcome["export"] == str(tmp_path / "export" / "1")
+    serve = tf.saved_model.load(outcome["export"]).signatures["serving_default"]
+    fields = [r.split("\t") for r in test_rows]
+    served = serve(text_a=tf.constant([f[8] for f in fields]), text_b=tf.constant([f[9] for f in fields]))
+    assert [label.decode() for label in served["label"].numpy()] == predicted
 
     # Checkpoints hold the classifier under the original names.
     shapes = dict(tf.train.list_variables(tf.train.latest_checkpoint(str(output))))

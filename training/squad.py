@@ -21,7 +21,8 @@ import modeling
 import squad_data
 import tokenization
 from classifier_data.features import check_vocab_fits_config
-from options import option
+from options import Options, option
+from serving.export import ExportOptions, export_squad
 from training import input_checks, run_setup
 from training import trainer as trainer_lib
 from training.training_options import FineTuningOptions
@@ -31,15 +32,9 @@ EXAMPLE_SHUFFLE_SEED = 12345
 
 
 @dataclasses.dataclass(kw_only=True)
-class SquadOptions(run_setup.BertConfigOptions, FineTuningOptions):
-    """The run_squad.py flags: these, and the shared ones of the base classes."""
+class SquadAnswerOptions(Options):
+    """How answers are chosen: run_squad.py's flags, which an exported SQuAD model keeps."""
 
-    train_file: Optional[str] = option(None, "SQuAD json for training. E.g., train-v1.1.json")
-    predict_file: Optional[str] = option(
-        None, "SQuAD json for predictions. E.g., dev-v1.1.json or test-v1.1.json")
-    max_seq_length: int = option(
-        384, "The maximum total input sequence length after WordPiece tokenization; longer "
-        "documents are split into windows.")
     doc_stride: int = option(
         128, "When splitting up a long document into chunks, how much stride to take between chunks.")
     max_query_length: int = option(
@@ -48,16 +43,28 @@ class SquadOptions(run_setup.BertConfigOptions, FineTuningOptions):
         20, "The total number of n-best predictions to generate in nbest_predictions.json.", minimum=1)
     max_answer_length: int = option(
         30, "The maximum length of an answer that can be generated.", minimum=1)
-    verbose_logging: bool = option(
-        False, "If true, all of the warnings related to data processing will be printed.")
     version_2_with_negative: bool = option(
         False, "If true, the SQuAD examples contain some that do not have an answer.")
     null_score_diff_threshold: float = option(
         0.0, "If null_score - best_non_null is greater than the threshold predict null.")
 
+
+@dataclasses.dataclass(kw_only=True)
+class SquadOptions(run_setup.BertConfigOptions, FineTuningOptions, SquadAnswerOptions, ExportOptions):
+    """The run_squad.py flags: these, and the shared ones of the base classes."""
+
+    train_file: Optional[str] = option(None, "SQuAD json for training. E.g., train-v1.1.json")
+    predict_file: Optional[str] = option(
+        None, "SQuAD json for predictions. E.g., dev-v1.1.json or test-v1.1.json")
+    max_seq_length: int = option(
+        384, "The maximum total input sequence length after WordPiece tokenization; longer "
+        "documents are split into windows.")
+    verbose_logging: bool = option(
+        False, "If true, all of the warnings related to data processing will be printed.")
+
     def validate(self):
         """The original's validate_flags_or_throw, plus our flags."""
-        if not self.do_train and not self.do_predict:
+        if not self.do_train and not self.do_predict and not self.export_dir:
             raise ValueError("At least one of `do_train` or `do_predict` must be True.")
         if self.do_train and not self.train_file:
             raise ValueError("If `do_train` is True, then `train_file` must be specified.")
@@ -190,12 +197,16 @@ def run(options, callbacks=()):
       callbacks: passed to the training loop (trainer.train).
 
     Returns:
-      dict with the predict outcome (files, metrics, predictions) when --do_predict.
+      dict with the predict outcome (files, metrics, predictions) when --do_predict,
+      and the SavedModel's path under "export" with --export_dir.
     """
     squad = SquadRun(options)
     strategy = run_setup.prepare(options)
     trainer = squad.train(strategy, callbacks) if options.do_train else None
-    if not options.do_predict:
+    if not options.do_predict and not options.export_dir:
         return {}
     model, step = run_setup.model_to_evaluate(options, strategy, squad.build_model, trainer)
-    return squad.predict(model, step)
+    outcome = squad.predict(model, step) if options.do_predict else {}
+    if options.export_dir:
+        outcome["export"] = export_squad(model, options)
+    return outcome

@@ -17,12 +17,26 @@ DTYPES = ("float32", "bfloat16", "float16")
 
 
 @dataclasses.dataclass(kw_only=True)
-class TrainingOptions(DistributionOptions, FreezingOptions):
+class InitCheckpointOptions(Options):
+    """The checkpoint a run starts from (export_model.py exports it)."""
+
+    init_checkpoint: Optional[str] = option(
+        None, "Initial checkpoint (usually from a pre-trained BERT model).")
+
+
+@dataclasses.dataclass(kw_only=True)
+class VocabOptions(Options):
+    """The vocabulary of text inputs and how it is cased."""
+
+    vocab_file: str = option(help="The vocabulary file that the BERT model was trained on.")
+    do_lower_case: bool = option(True, "Lower case the input; True for uncased models.")
+
+
+@dataclasses.dataclass(kw_only=True)
+class TrainingOptions(DistributionOptions, FreezingOptions, InitCheckpointOptions):
     """The shared training flags: the original's, then ours (with TPU, distribution and freezing)."""
 
     output_dir: str = option(help="The output directory where checkpoints and results are written.")
-    init_checkpoint: Optional[str] = option(
-        None, "Initial checkpoint (usually from a pre-trained BERT model).")
     do_train: bool = option(False, "Whether to run training.")
     train_batch_size: int = option(32, "Total batch size for training.", minimum=1)
     learning_rate: float = option(5e-5, "The initial learning rate for the optimizer.")
@@ -77,11 +91,9 @@ class Schedule:
 
 
 @dataclasses.dataclass(kw_only=True)
-class FineTuningOptions(TrainingOptions):
+class FineTuningOptions(TrainingOptions, VocabOptions):
     """The original fine-tuning flags that run_classifier.py and run_squad.py share."""
 
-    vocab_file: str = option(help="The vocabulary file that the BERT model was trained on.")
-    do_lower_case: bool = option(True, "Lower case the input; True for uncased models.")
     do_predict: bool = option(False, "Whether to run the model on the test or predict set.")
     predict_batch_size: int = option(8, "Total batch size for predictions.", minimum=1)
     num_train_epochs: float = option(3.0, "Total number of training epochs.")

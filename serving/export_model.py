@@ -1,0 +1,90 @@
+"""The run behind export_model.py: a checkpoint -> a SavedModel that takes raw text.
+
+--export_type=classifier  a run_classifier.py checkpoint (--task_name gives its labels);
+--export_type=squad       a run_squad.py checkpoint (its answer flags are kept in the graph);
+--export_type=encoder     any BERT checkpoint (pre-trained or fine-tuned; head_size included).
+"""
+
+import dataclasses
+from typing import Optional
+
+from absl import logging
+
+import modeling
+import tokenization
+from classifier_data import processors
+from classifier_data.features import check_vocab_fits_config
+from options import option
+from serving import export
+from training import init_checkpoint as init_checkpoint_lib
+from training import run_setup
+from training.squad import SquadAnswerOptions
+from training.training_options import InitCheckpointOptions, VocabOptions
+
+EXPORT_TYPES = ("classifier", "squad", "encoder")
+# run_classifier.py's and run_squad.py's --max_seq_length defaults.
+DEFAULT_MAX_SEQ_LENGTH = {"classifier": 128, "squad": 384, "encoder": 128}
+
+
+@dataclasses.dataclass(kw_only=True)
+class ExportModelOptions(run_setup.BertConfigOptions, VocabOptions, InitCheckpointOptions, SquadAnswerOptions,
+                         export.ExportOptions):
+    """The export_model.py flags."""
+
+    export_type: str = option(
+        "classifier", "What the checkpoint is: a run_classifier.py model, a run_squad.py model, or an "
+        "encoder (the SavedModel then returns pooled_output and sequence_output).", choices=EXPORT_TYPES, new=True)
+    task_name: Optional[str] = option(
+        None, "With --export_type=classifier: the run_classifier.py task the checkpoint was fine-tuned on "
+        "(its labels, and whether it takes text_b).", new=True)
+    max_seq_length: Optional[int] = option(
+        None, "Length the exported model packs text to; default 128 (classifier, encoder) or 384 (squad), "
+        "as run_classifier.py and run_squad.py.", minimum=1, new=True)
+
+    def validate(self):
+        super().validate()
+        if not self.export_dir:
+            raise ValueError("--export_dir is required: the SavedModel goes to <export_dir>/<version>/.")
+        if not self.init_checkpoint:
+            raise ValueError("--init_checkpoint is required: the checkpoint to export (a prefix or a directory).")
+        if self.export_type == "classifier" and not self.task_name:
+            raise ValueError("--export_type=classifier needs --task_name (the task the checkpoint was "
+                             "fine-tuned on: its labels), e.g. --task_name=MNLI.")
+
+
+def build_model(options, config):
+    """(model, export function) of --export_type, built; the function takes (model, options)."""
+    if options.export_type == "classifier":
+        processor = processors.get_processor(options.task_name)
+        labels = processor.get_labels()
+        num_labels = 1 if processor.is_regression else len(labels)
+        model = modeling.build_model(modeling.BertClassifierModel(config, num_labels))
+        return model, lambda m, o: export.export_classifier(
+            m, o, labels, processor.is_regression, processor.takes_text_pair)
+    if options.export_type == "squad":
+        return modeling.build_model(modeling.BertSquadModel(config)), export.export_squad
+    return modeling.build_model(modeling.BertModel(config)), export.export_encoder
+
+
+def run(options):
+    """Loads --init_checkpoint into the --export_type model and exports it; returns the version's path.
+
+    Raises:
+      ValueError: for bad flags, or a checkpoint that lacks variables of the
+        model (naming them).
+    """
+    options.validate()
+    if options.max_seq_length is None:
+        options = dataclasses.replace(options, max_seq_length=DEFAULT_MAX_SEQ_LENGTH[options.export_type])
+    tokenization.validate_case_matches_checkpoint(options.do_lower_case, options.init_checkpoint)
+    config = run_setup.effective_config(options)
+    check_vocab_fits_config(len(tokenization.load_vocab(options.vocab_file)), config.vocab_size, options.vocab_file)
+    model, export_fn = build_model(options, config)
+    result = init_checkpoint_lib.load(model, options.init_checkpoint)
+    if result.missing:
+        raise ValueError(
+            "--init_checkpoint=%s lacks %d variables of the %s model (%s); a classifier or squad export needs "
+            "a checkpoint fine-tuned by run_classifier.py or run_squad.py." % (
+                options.init_checkpoint, len(result.missing), options.export_type, ", ".join(result.missing[:3])))
+    logging.info("Loaded %d variables from %s.", len(result.loaded), options.init_checkpoint)
+    return export_fn(model, options)
