@@ -5,8 +5,8 @@ hundred kilobytes of English prose: the standard library's docstrings (PSF
 licence). We turn them into a corpus in the format create_pretraining_data.py
 reads (one sentence per line, a blank line between documents; one document
 per module, class or function docstring), and learn a WordPiece vocabulary
-from it with tensorflow-text's `bert_vocab_from_dataset`, the tool behind
-Model Garden's vocabularies.
+from it as create_vocab.py does (tokenization/vocab_builder.py: tensorflow-text's
+`bert_vocab_from_dataset`, the tool behind Model Garden's vocabularies).
 """
 
 import importlib
@@ -17,7 +17,6 @@ import re
 import sys
 import warnings
 
-SPECIAL_TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 # Modules that open windows, print on import, or carry no prose.
 _SKIPPED_MODULES = {
     "antigravity", "this", "idlelib", "tkinter", "turtle", "turtledemo", "lib2to3",
@@ -100,24 +99,17 @@ def build_corpus(path, max_documents=None):
 def build_vocab(corpus_path, vocab_path, vocab_size=8000, do_lower_case=True):
     """Learns a WordPiece vocabulary from the corpus; special tokens first.
 
+    [PAD], [UNK], [CLS], [SEP], [MASK] and no [unused*] slots, as the demo's
+    vocabulary has always had (create_vocab.py reserves 99 by default).
+
     Returns:
       The number of tokens written.
     """
-    import tensorflow as tf
-    from tensorflow_text.tools.wordpiece_vocab import bert_vocab_from_dataset
+    from tokenization import vocab_builder  # TensorFlow loads only when a vocabulary is made.
 
-    with open(corpus_path, encoding="utf-8") as f:
-        lines = [line for line in f.read().splitlines() if line.strip()]
-    dataset = tf.data.Dataset.from_tensor_slices(lines).batch(1000)
-    vocab = bert_vocab_from_dataset.bert_vocab_from_dataset(
-        dataset,
-        vocab_size=vocab_size,
-        reserved_tokens=SPECIAL_TOKENS,
-        bert_tokenizer_params=dict(lower_case=do_lower_case),
-        learn_params={},
-    )
-    with open(vocab_path, "w", encoding="utf-8") as f:
-        f.write("\n".join(vocab) + "\n")
+    vocab = vocab_builder.learn_vocab([corpus_path], vocab_size, do_lower_case,
+                                      vocab_builder.reserved_tokens(num_unused=0))
+    vocab_builder.write_vocab(vocab, vocab_path)
     return len(vocab)
 
 

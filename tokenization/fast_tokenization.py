@@ -377,6 +377,18 @@ class FastFullTokenizer(object):
                 "got shape %s" % (strings.shape,))
         return self._tokenize_utf8(_drop_invalid_utf8(strings))
 
+    def basic_words(self, strings):
+        """`BasicTokenizer.tokenize`'s words, in graph ops (steps 2-4 of the module docstring).
+
+        Args:
+          strings: tf.Tensor[string, [batch]] of valid UTF-8.
+
+        Returns:
+          tf.RaggedTensor[string, [batch, (words)]], lower-cased and without
+          accents when do_lower_case (create_vocab.py learns from these).
+        """
+        return self._split_words(self._normalize(strings))
+
     def tokenize_words_with_spans(self, words):
         """Wordpiece ids of single words, and where each piece is in its word.
 
