@@ -1,6 +1,13 @@
-"""`--distribution_strategy` and the original TPU flags -> a tf.distribute.Strategy."""
+"""`--distribution_strategy` and the original TPU flags -> a tf.distribute.Strategy; who is who among its workers.
+
+With multi_worker_mirrored (TF_CONFIG names the cluster: training/tf_config.py)
+every worker runs the same command; worker 0, the chief, writes the outputs.
+`worker_id`, `num_workers` and `is_chief` say which worker this process is,
+`barrier` waits for all of them, `check_same_step` that they resumed alike.
+"""
 
 import dataclasses
+import os
 from typing import Optional
 
 import tensorflow as tf
@@ -8,6 +15,7 @@ from absl import logging
 from official.common import distribute_utils
 
 from options import Options, option
+from training import tf_config
 
 STRATEGIES = ("one_device", "mirrored", "multi_worker_mirrored", "tpu")
 
@@ -30,6 +38,12 @@ class DistributionOptions(TpuOptions):
         "one_device", "tf.distribute strategy: mirrored (local GPUs, else the logical CPUs), "
         "multi_worker_mirrored (with TF_CONFIG) or tpu.", choices=STRATEGIES, new=True)
 
+    def validate(self):
+        """Also checks TF_CONFIG for multi_worker_mirrored, before anything runs."""
+        super().validate()
+        if self.distribution_strategy == "multi_worker_mirrored" and not self.use_tpu:
+            tf_config.parse(os.environ.get(tf_config.VARIABLE))
+
 
 def get_strategy(options):
     """Builds the strategy of validated DistributionOptions.
@@ -46,6 +60,20 @@ def get_strategy(options):
         tf.tpu.experimental.initialize_tpu_system(resolver)
         return tf.distribute.TPUStrategy(resolver)
     num_gpus = len(tf.config.list_physical_devices("GPU"))
+    if distribution_strategy == "multi_worker_mirrored":
+        task = tf_config.parse(os.environ.get(tf_config.VARIABLE))
+        try:
+            strategy = distribute_utils.get_distribution_strategy(
+                distribution_strategy=distribution_strategy, num_gpus=num_gpus)
+        except RuntimeError as error:
+            # TensorFlow configures collective ops when the strategy is made,
+            # which it refuses once it has run an op.
+            raise RuntimeError("multi_worker_mirrored must be created before TensorFlow runs "
+                               "anything in this process (%s)." % error) from error
+        logging.info("Distribution: multi_worker_mirrored with %d replica(s): worker %d of %d "
+                     "(TF_CONFIG task %s %d)%s.", strategy.num_replicas_in_sync, task.worker_id,
+                     task.num_workers, task.task_type, task.task_index, ", the chief" if task.is_chief else "")
+        return strategy
     if distribution_strategy == "mirrored" and not num_gpus:
         # Without GPUs, mirror over the logical CPU devices (one unless
         # configured otherwise), which is how multi-replica runs are tested.
@@ -60,3 +88,60 @@ def get_strategy(options):
         "Distribution: %s with %d replica(s).", distribution_strategy, strategy.num_replicas_in_sync
     )
     return strategy
+
+
+def _multi_worker_task(strategy):
+    """(task type, index, cluster dict) of a multi-worker strategy, else None."""
+    if not isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy):
+        return None
+    resolver = strategy.cluster_resolver
+    cluster = resolver.cluster_spec().as_dict() if resolver else {}
+    if not cluster:
+        return None
+    return resolver.task_type, resolver.task_id, cluster
+
+
+def worker_id(strategy):
+    """This process's worker, 0 (the chief) to num_workers - 1, as TensorFlow orders the replicas."""
+    task = _multi_worker_task(strategy)
+    return tf_config.id_in_cluster(task[2], task[0], task[1]) if task else 0
+
+
+def num_workers(strategy):
+    """The processes (hosts) training together: 1 unless multi_worker_mirrored names more."""
+    return strategy.num_replicas_in_sync // len(strategy.extended.worker_devices)
+
+
+def is_chief(strategy):
+    """Whether this process writes the run's outputs: the chief of a cluster, a lone process always."""
+    return strategy.extended.should_checkpoint
+
+
+def _gather(strategy, value):
+    """[num_workers] of every worker's `value` (a collective: each worker must call it)."""
+    local_replicas = len(strategy.extended.worker_devices)
+    gathered = strategy.gather(strategy.run(lambda: tf.constant([value], tf.float64)), axis=0).numpy()
+    return gathered[::local_replicas]  # one entry per local replica: keep each worker's first
+
+
+def barrier(strategy):
+    """Returns once every worker has called it (at once with one worker)."""
+    if num_workers(strategy) > 1:
+        _gather(strategy, 0)
+
+
+def check_same_step(strategy, step):
+    """Checks that every worker resumed at `step`.
+
+    Raises:
+      ValueError: when they differ, as when --output_dir is not one directory
+        shared by all workers.
+    """
+    if num_workers(strategy) <= 1:
+        return
+    steps = _gather(strategy, step)
+    if steps.min() != steps.max():
+        raise ValueError(
+            "The workers start at different steps (%s, worker 0 the chief): --output_dir must be "
+            "one directory that every worker reads and writes (shared storage such as GCS or NFS), "
+            "holding the chief's checkpoints." % ", ".join("%d" % s for s in steps))

@@ -1,5 +1,7 @@
 """Two replicas (MirroredStrategy over two logical CPUs): the host batch is split, training runs,
-and the result matches one replica on the same global batch."""
+and the result matches one replica on the same global batch. TF_CONFIG is checked before a
+multi-worker run starts; a single process is the chief of one worker. (Two workers on loopback:
+multi_worker_test.py.)"""
 
 import json
 import os
@@ -11,7 +13,8 @@ import pytest
 import tensorflow as tf
 
 from freezing import seeded_values
-from training import distribution
+from training import distribution, pretraining
+from training.pretraining import PretrainingOptions
 from training.testing.pretraining_records import TINY_CONFIG, write_tiny_setup
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -75,3 +78,45 @@ def test_two_replicas_match_one(tmp_path):
 def test_unknown_strategy():
     with pytest.raises(ValueError, match="--distribution_strategy=ps is not supported; expected one of one_device, mirrored"):
         distribution.DistributionOptions(distribution_strategy="ps").validate()
+
+
+@pytest.mark.parametrize("value, problem", [
+    (None, "needs the environment variable TF_CONFIG"),
+    ("worker0", "TF_CONFIG is not JSON"),
+    ('{"task": {"type": "worker", "index": 0}}', 'TF_CONFIG has no "cluster"'),
+    ('{"cluster": {"worker": ["127.0.0.1:1", "127.0.0.1:2"]}}', 'TF_CONFIG has no "task"'),
+    ('{"cluster": {"worker": ["127.0.0.1:1", "127.0.0.1:2"]}, "task": {"type": "worker", "index": 2}}',
+     'TF_CONFIG "task" index 2 is out of range: "cluster" has 2 "worker" task[(]s[)], index 0 to 1'),
+])
+def test_multi_worker_needs_a_valid_tf_config_before_anything_runs(tmp_path, monkeypatch, value, problem):
+    if value is None:
+        monkeypatch.delenv("TF_CONFIG", raising=False)
+    else:
+        monkeypatch.setenv("TF_CONFIG", value)
+    options = distribution.DistributionOptions(distribution_strategy="multi_worker_mirrored")
+    with pytest.raises(ValueError, match=problem):
+        options.validate()
+    # The run refuses it first thing: no output directory, no strategy.
+    config_path, inputs = write_tiny_setup(tmp_path, examples_per_file=2)
+    run_options = PretrainingOptions(
+        bert_config_file=config_path, input_file=inputs, output_dir=str(tmp_path / "out"), max_seq_length=32,
+        max_predictions_per_seq=5, do_train=True, distribution_strategy="multi_worker_mirrored")
+    with pytest.raises(ValueError, match=problem):
+        pretraining.run(run_options)
+    assert not (tmp_path / "out").exists()
+
+
+def test_tf_config_is_only_read_for_multi_worker(monkeypatch):
+    monkeypatch.setenv("TF_CONFIG", "not json")
+    distribution.DistributionOptions(distribution_strategy="mirrored").validate()
+    monkeypatch.setenv("TF_CONFIG", '{"cluster": {"worker": ["127.0.0.1:1"]}, "task": {"type": "worker", "index": 0}}')
+    distribution.DistributionOptions(distribution_strategy="multi_worker_mirrored").validate()
+
+
+def test_a_single_process_is_the_chief_of_one_worker():
+    strategy = distribution.get_strategy(distribution.DistributionOptions())
+    assert distribution.worker_id(strategy) == 0 and distribution.num_workers(strategy) == 1
+    assert distribution.is_chief(strategy)
+    # Nothing to wait for, nothing to compare.
+    distribution.barrier(strategy)
+    distribution.check_same_step(strategy, 7)

@@ -13,7 +13,7 @@ from absl import logging
 
 import modeling
 from options import option
-from training import pretraining_input, record_files, run_setup
+from training import distribution, pretraining_input, record_files, run_setup
 from training import trainer as trainer_lib
 from training.pretraining_losses import PretrainingMetrics, pretraining_losses
 from training.training_options import EvaluationOptions, Schedule, TrainingOptions
@@ -73,7 +73,8 @@ def evaluate(options, config, strategy, input_files, trainer=None):
     """Runs max_eval_steps eval batches and writes eval_results.txt.
 
     Evaluates the trained model when given, else the newest checkpoint in
-    output_dir, else --init_checkpoint.
+    output_dir, else --init_checkpoint. In a cluster every worker evaluates
+    alike, and the chief writes the results.
 
     Returns:
       dict of the eval_results.txt values.
@@ -106,8 +107,9 @@ def evaluate(options, config, strategy, input_files, trainer=None):
         )
     results = dict(metrics.result(), global_step=step)
     logging.info("Evaluated %d batches.", batches)
-    run_setup.write_eval_results(options.output_dir, results)
-    run_setup.write_eval_summaries(options.output_dir, results, step)
+    if distribution.is_chief(strategy):
+        run_setup.write_eval_results(options.output_dir, results)
+        run_setup.write_eval_summaries(options.output_dir, results, step)
     return results
 
 
@@ -125,11 +127,13 @@ def run(options, callbacks=()):
     config = run_setup.effective_config(options)
     freezer = run_setup.bert_freezer(options, config)
     input_files = pretraining_input.expand_input_files(options.input_file)
+    # Before the records are read: multi_worker_mirrored must be set up
+    # before TensorFlow runs its first op.
+    strategy = run_setup.prepare(options)
     pretraining_input.check_record_lengths(
         input_files, options.max_seq_length, options.max_predictions_per_seq
     )
     logging.info("*** Input files: %d ***\n  %s", len(input_files), "\n  ".join(input_files))
-    strategy = run_setup.prepare(options)
     trainer = None
     if options.do_train:
         trainer = trainer_lib.train(

@@ -8,7 +8,9 @@ Feature schema, identical to google-research/bert's create_pretraining_data:
 
 Training reads the files in a seeded, deterministic order (files shuffled,
 interleaved, records shuffled in a buffer), repeated forever; the iterator is
-checkpointed with the model so that a resumed run sees the same data.
+checkpointed with the model so that a resumed run sees the same data. With
+several input pipelines (workers), each reads its own files when there are
+enough, else its own slice of every batch.
 """
 
 import tensorflow as tf
@@ -107,17 +109,24 @@ def training_dataset(input_files, batch_size, max_seq_length, max_predictions_pe
 
     Args:
       input_files: list of TFRecord paths.
-      batch_size: per-replica batch size; the last partial batch is dropped.
+      batch_size: this input pipeline's batch size (the global batch over the
+        number of pipelines); the last partial batch is dropped.
       seed: int, fixes the file order and the record shuffle.
-      input_context: tf.distribute.InputContext; each input pipeline then reads
-        its own share of the files.
+      input_context: tf.distribute.InputContext. With several input pipelines,
+        each reads its own share of the files when there are at least as many
+        files as pipelines; with fewer, every pipeline reads all files in the
+        same seeded order and keeps its own slice of each global batch, so that
+        the pipelines' batches, in order, make up the batch one pipeline would
+        read (tf.data's FILE and DATA auto-sharding, DATA by contiguous slices).
 
     Returns:
       tf.data.Dataset of dicts of [batch_size, ...] tensors.
     """
+    pipelines = input_context.num_input_pipelines if input_context else 1
+    by_file = pipelines > 1 and len(input_files) >= pipelines
     files = tf.data.Dataset.from_tensor_slices(tf.constant(input_files))
-    if input_context and input_context.num_input_pipelines > 1:
-        files = files.shard(input_context.num_input_pipelines, input_context.input_pipeline_id)
+    if by_file:
+        files = files.shard(pipelines, input_context.input_pipeline_id)
     files = files.repeat().shuffle(len(input_files), seed=seed)
     records = files.interleave(
         tf.data.TFRecordDataset,
@@ -127,7 +136,14 @@ def training_dataset(input_files, batch_size, max_seq_length, max_predictions_pe
     )
     records = records.shuffle(SHUFFLE_BUFFER, seed=seed)
     spec = feature_spec(max_seq_length, max_predictions_per_seq)
-    dataset = records.batch(batch_size, drop_remainder=True)
+    if pipelines > 1 and not by_file:
+        # Every pipeline holds the same stream: keep this one's rows of each
+        # global batch, before parsing, so that each parses only its share.
+        start = input_context.input_pipeline_id * batch_size
+        dataset = records.batch(batch_size * pipelines, drop_remainder=True)
+        dataset = dataset.map(lambda serialized: serialized[start:start + batch_size])
+    else:
+        dataset = records.batch(batch_size, drop_remainder=True)
     dataset = dataset.map(lambda s: _parse(s, spec), num_parallel_calls=tf.data.AUTOTUNE,
                           deterministic=True)
     return dataset.prefetch(tf.data.AUTOTUNE)

@@ -308,15 +308,40 @@ def test_training_dataset_shards_files_by_input_pipeline(record_files):
     assert files_read(None) == {0, 1, 2}
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "training_dataset shards by file: with fewer input files than input pipelines a host "
-    "gets no file, and its 'endless' dataset is empty (repeat() of nothing ends at once), "
-    "so that host's training fails with OutOfRange on its first step."))
 def test_training_dataset_with_fewer_files_than_pipelines_is_still_endless(record_files):
     paths, _ = record_files
     dataset = pretraining_input.training_dataset(
         paths[:1], 2, SEQ, PRED, seed=2, input_context=tf.distribute.InputContext(2, 1, 2))
     assert len(list(dataset.take(3))) == 3
+
+
+@pytest.mark.parametrize("num_files, pipelines, batch_size", [(1, 2, 4), (2, 3, 2), (1, 4, 1)])
+def test_pipelines_with_fewer_files_split_the_one_pipeline_batches(record_files, num_files, pipelines,
+                                                                   batch_size):
+    # Fewer files than pipelines: each pipeline keeps its slice of every global
+    # batch, so together, in pipeline order, they read what one pipeline reads
+    # with the global batch (and a multi-worker run trains on a single one's data).
+    paths, _ = record_files
+    files = paths[:num_files]
+    single = list(pretraining_input.training_dataset(files, batch_size * pipelines, SEQ, PRED, seed=4).take(12))
+    shares = [list(pretraining_input.training_dataset(
+        files, batch_size, SEQ, PRED, seed=4,
+        input_context=tf.distribute.InputContext(pipelines, i, pipelines)).take(12)) for i in range(pipelines)]
+    for step, whole in enumerate(single):
+        for name in FEATURES:
+            parts = [share[step][name] for share in shares]
+            assert all(part.shape[0] == batch_size for part in parts)
+            np.testing.assert_array_equal(np.concatenate(parts), whole[name].numpy(), err_msg=name)
+    # Each pipeline its own slice, not a copy of another's.
+    firsts = [[_key(row) for step in range(3) for row in _rows(share[step])] for share in shares]
+    assert all(a != b for i, a in enumerate(firsts) for b in firsts[i + 1:])
+
+
+def test_record_sharded_pipelines_have_static_batch_shapes(record_files):
+    paths, _ = record_files
+    spec = pretraining_input.training_dataset(
+        paths[:1], 3, SEQ, PRED, seed=1, input_context=tf.distribute.InputContext(2, 1, 2)).element_spec
+    assert spec["input_ids"].shape == [3, SEQ] and spec["masked_lm_weights"].shape == [3, PRED]
 
 
 # ---------------------------------------------------------------- evaluation_dataset

@@ -3,6 +3,7 @@
 import dataclasses
 import numbers
 import os
+import socket
 from typing import Optional
 
 import tensorflow as tf
@@ -84,7 +85,8 @@ def make_output_dir(output_dir):
         raise ValueError("--output_dir=%s is a file, not a directory." % output_dir)
     try:
         tf.io.gfile.makedirs(output_dir)
-        probe = os.path.join(output_dir, ".write_test")
+        # Named after this process: the workers of a cluster probe the same directory at once.
+        probe = os.path.join(output_dir, ".write_test-%s-%d" % (socket.gethostname(), os.getpid()))
         outputs.write_text(probe, "")
         tf.io.gfile.remove(probe)
     except (tf.errors.OpError, OSError) as error:

@@ -8,6 +8,12 @@ runs again, bit for bit (the input iterator and dropout generators are
 checkpointed too). Freezing masks, mixed precision and tf.distribute are
 handled here once.
 
+Multi-worker runs (every worker runs the same command): each worker reads
+its share of the input; the chief (worker 0) writes the checkpoints, records
+and TensorBoard events into output_dir, and the others only their own input
+position beside them (training_checkpoint.py); on a resume every worker
+restores the same checkpoint from the shared output_dir.
+
 The pieces, each tested on its own: `Trainer` sets up (model, init
 checkpoint, freezing plan, optimizer, input), restores, runs compiled steps
 and saves; `next_boundary` decides where a loop stops; `check_finite` stops a
@@ -29,7 +35,7 @@ from official.modeling import performance
 import outputs
 from modeling import seeded_init
 from modeling.checkpoint_names import original_variables
-from training import init_checkpoint, record_files, training_checkpoint
+from training import distribution, init_checkpoint, record_files, training_checkpoint
 from training.optimization import build_optimizer, create_optimizer, current_learning_rate
 
 
@@ -132,7 +138,9 @@ class TrainingLog:
     """One log line and the TensorBoard scalars per loop.
 
     With `tokens_name`, that entry of the loop's means (real tokens per replica
-    batch) is logged as tokens/s instead of as a loss.
+    batch) is logged as tokens/s instead of as a loss. `batch_size` is the
+    global batch; without `output_dir` (the other workers of a cluster) only
+    the log lines are written.
     """
 
     def __init__(self, output_dir, loss_names, batch_size, num_train_steps, tokens_name=None, num_replicas=1):
@@ -141,7 +149,7 @@ class TrainingLog:
         self.num_train_steps = num_train_steps
         self.tokens_name = tokens_name
         self.num_replicas = num_replicas
-        self.writer = tf.summary.create_file_writer(output_dir)
+        self.writer = tf.summary.create_file_writer(output_dir) if output_dir else tf.summary.create_noop_writer()
 
     def write(self, step, previous_step, losses, learning_rate, elapsed):
         elapsed = max(elapsed, 1e-9)
@@ -186,6 +194,9 @@ class Trainer:
           freezer: the run's Freezer (freezing/freezer.py).
         """
         self.options, self.schedule, self.strategy, self.task = options, schedule, strategy, task
+        # (this worker, number of workers); the chief writes output_dir.
+        self.worker = (distribution.worker_id(strategy), distribution.num_workers(strategy))
+        self.chief = distribution.is_chief(strategy)
         self.model = build_seeded_model(strategy, task.build_model, options.random_seed)
         self.variables = original_variables(self.model)  # built once, used throughout
         self.resume_from = training_checkpoint.latest(options.output_dir)
@@ -226,11 +237,13 @@ class Trainer:
         return plan
 
     def write_records(self):
-        """Writes parameters.json and the task's records, each in one step.
+        """Writes parameters.json and the task's records, each in one step (the chief only).
 
         Called once the run is accepted (restored, or started afresh), so a
         refused resume leaves the folder's records of its checkpoints as they were.
         """
+        if not self.chief:
+            return
         output_dir = self.options.output_dir
         self._freezer.record(output_dir, self.plan, self.variables)
         for name, text in self.task.records.items():
@@ -240,14 +253,15 @@ class Trainer:
         """The host's dataset: a plain tf.data pipeline, split across its replicas in the step.
 
         Unlike tf.distribute's iterators, its iterator can be checkpointed.
+        --train_batch_size is the global batch: each of the workers (hosts)
+        reads its share.
         """
         strategy, batch_size = self.strategy, self.options.train_batch_size
         replicas = strategy.num_replicas_in_sync
         if batch_size % replicas:
             raise ValueError("--train_batch_size=%d must be divisible by the %d replicas."
                              % (batch_size, replicas))
-        num_hosts = replicas // len(strategy.extended.worker_devices)
-        host_id = getattr(getattr(strategy, "cluster_resolver", None), "task_id", 0) or 0
+        host_id, num_hosts = self.worker
         return self.task.make_dataset(batch_size // num_hosts,
                                       tf.distribute.InputContext(num_hosts, host_id, replicas))
 
@@ -256,14 +270,33 @@ class Trainer:
         return int(self.optimizer.iterations.numpy())
 
     def restore(self):
-        """Resumes from the newest checkpoint in output_dir, if any; returns the step."""
+        """Resumes from the newest checkpoint in output_dir, if any; returns the step.
+
+        Raises:
+          ValueError: when the workers of a cluster did not all find the same
+            checkpoint (output_dir is not shared).
+        """
         if self.resume_from:
-            training_checkpoint.restore(self.resume_from, self.model, self.optimizer, self.state, self.trained)
+            training_checkpoint.restore(self.resume_from, self.model, self.optimizer, self.state, self.trained,
+                                        self.worker)
+        distribution.check_same_step(self.strategy, self.step)
         return self.step
 
     def save(self):
-        """Writes a training checkpoint of the current step; returns its prefix."""
-        return training_checkpoint.save(self.options.output_dir, self.model, self.optimizer, self.state,
+        """Writes a training checkpoint of the current step; returns its prefix.
+
+        Every worker of a cluster calls it at the same step: each writes its
+        own training state, and once all have, the chief writes the checkpoint.
+        """
+        output_dir, step, state = self.options.output_dir, self.step, self.state
+        if self.worker[1] > 1:
+            training_checkpoint.write_state(output_dir, state, step, self.worker)
+            # A worker lost before this point leaves the step unnamed by the index.
+            distribution.barrier(self.strategy)
+            if not self.chief:
+                return training_checkpoint.checkpoint_prefix(output_dir, step)
+            state = None  # written above
+        return training_checkpoint.save(output_dir, self.model, self.optimizer, state,
                                         self.trained, self.frozen_manifest)
 
     def run_steps(self, num_steps):
@@ -332,7 +365,8 @@ def train(options, schedule, strategy, task, freezer, callbacks=()):
       options, schedule, strategy, task, freezer: as `Trainer`.
       callbacks: functions of the global step, called after each loop once its
         checkpoint (if any) is written; the resume tests crash the run here,
-        early stopping raises StopTraining.
+        early stopping raises StopTraining (in a cluster, on every worker at
+        the same step: the save that follows needs them all).
 
     Returns:
       The Trainer, holding the trained model and optimizer.
@@ -341,6 +375,7 @@ def train(options, schedule, strategy, task, freezer, callbacks=()):
       ValueError: a resume refused, or a damaged input record (named, after
         a checkpoint of the steps trained so far).
       FloatingPointError: the loss diverged.
+      RuntimeError: another worker of the cluster was lost.
     """
     trainer = Trainer(options, schedule, strategy, task, freezer)
     step, end = trainer.restore(), schedule.num_train_steps
@@ -348,8 +383,8 @@ def train(options, schedule, strategy, task, freezer, callbacks=()):
     if step >= end:
         logging.info("Already at step %d of %d: nothing to train.", step, end)
         return trainer
-    log = TrainingLog(options.output_dir, task.loss_names, options.train_batch_size, end, task.tokens_name,
-                      strategy.num_replicas_in_sync)
+    log = TrainingLog(options.output_dir if trainer.chief else None, task.loss_names, options.train_batch_size,
+                      end, task.tokens_name, strategy.num_replicas_in_sync)
     last_saved, saved_step = trainer.resume_from, step
     logging.info("Training from step %d to %d.", step, end)
     while step < end:
@@ -361,6 +396,14 @@ def train(options, schedule, strategy, task, freezer, callbacks=()):
         except tf.errors.DataLossError as error:
             raise ValueError("%s. %s." % (record_files.describe_damage(task.input_files, error),
                                           _keep_trained(trainer, saved_step, last_saved))) from None
+        except tf.errors.UnavailableError as error:
+            if trainer.worker[1] == 1:
+                raise
+            # A worker died (or its host): the others' collective ops fail.
+            raise RuntimeError(
+                "Lost a worker of the cluster between steps %d and %d (UnavailableError above). Restart every "
+                "worker with the same command: the run resumes from %s." % (step, target, last_saved or "step 0")
+            ) from error
         previous, step = step, trainer.step
         check_finite(losses, previous, step, last_saved)
         log.write(step, previous, losses, current_learning_rate(trainer.optimizer), time.time() - start)
@@ -379,7 +422,10 @@ def train(options, schedule, strategy, task, freezer, callbacks=()):
 
 
 def _keep_trained(trainer, saved_step, last_saved):
-    """Saves the steps trained since the last checkpoint, if any; says where they are."""
-    if trainer.step > saved_step:
+    """Saves the steps trained since the last checkpoint, if any; says where they are.
+
+    Not in a cluster: a save needs every worker, and the others are not saving.
+    """
+    if trainer.step > saved_step and trainer.worker[1] == 1:
         return "The %d steps trained are saved in %s" % (trainer.step, trainer.save())
     return "The last checkpoint is %s" % (last_saved or "none")

@@ -109,6 +109,17 @@ def test_training_log_turns_a_token_count_into_tokens_per_second(tmp_path, caplo
     assert scalars["tokens_per_second"] == (4, 200.0) and "target_tokens" not in scalars
 
 
+def test_training_log_without_a_directory_only_logs(tmp_path, caplog, monkeypatch):
+    # The other workers of a cluster: the chief writes the TensorBoard events.
+    monkeypatch.chdir(tmp_path)
+    log = trainer_lib.TrainingLog(None, ["loss"], batch_size=8, num_train_steps=10)
+    with caplog.at_level("INFO"):
+        log.write(4, 2, [1.5], 0.001, elapsed=2.0)
+    log.close()
+    assert "step 4/10: loss = 1.5000" in caplog.text
+    assert os.listdir(tmp_path) == []
+
+
 def test_set_up_leaves_frozen_variables_out_of_the_optimizer(tmp_path):
     trainer = _trainer(tmp_path, freeze="embeddings,heads")
     frozen = [n for n in trainer.variables if n.startswith("bert/embeddings/") or n.startswith("output_")]

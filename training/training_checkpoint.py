@@ -11,6 +11,10 @@ states. With both, a resumed run continues bit for bit.
 Write order makes a crash at any moment safe: training state, then model,
 then the `checkpoint` index file that names the step; a step is only used
 once the index names it.
+
+In a multi-worker run each worker reads its own share of the input, so each
+writes its own training state, `training_state/worker-<k>-of-<n>/ckpt-<step>`;
+the chief (worker 0) writes the rest, once every worker's state is written.
 """
 
 import os
@@ -28,14 +32,31 @@ STATE_DIRECTORY = "training_state"
 GLOBAL_STEP = "global_step"
 # As the TF1 Estimator's RunConfig: older checkpoints are deleted.
 KEEP_CHECKPOINT_MAX = 5
+# (worker id, number of workers) of a single-process run.
+SINGLE_WORKER = (0, 1)
 
 
 def checkpoint_prefix(output_dir, step):
     return os.path.join(output_dir, "%s-%d" % (CHECKPOINT_BASENAME, step))
 
 
-def state_prefix(output_dir, step):
-    return os.path.join(output_dir, STATE_DIRECTORY, "ckpt-%d" % step)
+def state_prefix(output_dir, step, worker=SINGLE_WORKER):
+    """The training state of `step` written by `worker`, (id, number of workers).
+
+    A multi-worker state sits in a folder of its worker and cluster size: a
+    resume with another number of workers finds none, and restarts the input
+    from its seed rather than restore another sharding's position.
+    """
+    worker_id, num_workers = worker
+    directory = os.path.join(output_dir, STATE_DIRECTORY)
+    if num_workers > 1:
+        directory = os.path.join(directory, "worker-%d-of-%d" % (worker_id, num_workers))
+    return os.path.join(directory, "ckpt-%d" % step)
+
+
+def write_state(output_dir, state, step, worker=SINGLE_WORKER):
+    """Writes one worker's training state of `step`; returns its prefix."""
+    return state.write(state_prefix(output_dir, step, worker))
 
 
 def _trained_entries(model, variables):
@@ -66,7 +87,8 @@ def save(output_dir, model, optimizer, state, variables, frozen_manifest=None):
       output_dir: the run's directory.
       model: a built task model.
       optimizer: a built optimizer (its `iterations` is the global step).
-      state: tf.train.Checkpoint of the extra training state, or None.
+      state: tf.train.Checkpoint of the extra training state, or None (the
+        chief of a multi-worker run: every worker wrote its own, write_state).
       variables: the trained variables (they have optimizer slots).
       frozen_manifest: with --save_frozen=seed, the manifest of the frozen
         variables left out of the checkpoint and regenerated on load.
@@ -76,7 +98,7 @@ def save(output_dir, model, optimizer, state, variables, frozen_manifest=None):
     """
     step = int(optimizer.iterations.numpy())
     if state is not None:
-        state.write(state_prefix(output_dir, step))
+        write_state(output_dir, state, step)
     prefix = checkpoint_prefix(output_dir, step)
     omit = ()
     if frozen_manifest:
@@ -111,7 +133,8 @@ def _write_checkpoint_index(output_dir, prefixes):
 def _delete_checkpoint(output_dir, prefix):
     prefix = prefix if os.path.isabs(prefix) else os.path.join(output_dir, prefix)
     step = int(prefix.rsplit("-", 1)[1])
-    for pattern in (prefix + ".*", state_prefix(output_dir, step) + ".*"):
+    workers_state = os.path.join(output_dir, STATE_DIRECTORY, "worker-*", "ckpt-%d" % step)
+    for pattern in (prefix + ".*", state_prefix(output_dir, step) + ".*", workers_state + ".*"):
         for path in tf.io.gfile.glob(pattern):
             tf.io.gfile.remove(path)
 
@@ -123,11 +146,12 @@ def latest(output_dir):
     return tf.train.latest_checkpoint(output_dir)
 
 
-def restore(prefix, model, optimizer, state, variables):
+def restore(prefix, model, optimizer, state, variables, worker=SINGLE_WORKER):
     """Restores model, slots, global_step and the extra state from `prefix`.
 
     Frozen variables saved by seed are regenerated (and verified) from the
-    manifest beside the checkpoint; `variables` are the trained ones.
+    manifest beside the checkpoint; `variables` are the trained ones; the
+    state is `worker`'s own.
 
     Raises:
       ValueError: when the checkpoint lacks a model variable or a slot (it is
@@ -150,13 +174,13 @@ def restore(prefix, model, optimizer, state, variables):
     step = int(reader.get_tensor(GLOBAL_STEP))
     optimizer.iterations.assign(step)
     if state is not None:
-        state_path = state_prefix(os.path.dirname(prefix), step)
+        state_path = state_prefix(os.path.dirname(prefix), step, worker)
         if tf.io.gfile.glob(state_path + ".index"):
             state.read(state_path).assert_consumed()
         else:
             logging.warning(
-                "No training state at %s (checkpoint from another tool?): the input "
-                "pipeline and dropout restart from their seeds.", state_path
+                "No training state at %s (checkpoint from another tool, or from a run with another "
+                "number of workers?): the input pipeline and dropout restart from their seeds.", state_path
             )
     logging.info("Resumed from %s at global step %d.", prefix, step)
     return step

@@ -92,3 +92,38 @@ def test_frozen_manifest_variables_are_left_out_and_the_manifest_written(tmp_pat
     prefix = training_checkpoint.save(str(tmp_path), model, optimizer, state, variables, manifest)
     assert name not in dict(tf.train.list_variables(prefix))
     assert seeded_values.read_manifest(prefix) == manifest
+
+
+def test_each_worker_of_a_cluster_has_its_own_state_and_the_chief_deletes_them_with_the_checkpoint(tmp_path):
+    output = str(tmp_path)
+    assert training_checkpoint.state_prefix(output, 4) == os.path.join(output, "training_state", "ckpt-4")
+    assert training_checkpoint.state_prefix(output, 4, (1, 2)) == os.path.join(
+        output, "training_state", "worker-1-of-2", "ckpt-4")
+    model, optimizer, variables, state, counter = _setup(steps=0)
+    for step in range(1, training_checkpoint.KEEP_CHECKPOINT_MAX + 2):
+        optimizer.iterations.assign(step)
+        for worker in range(2):  # as Trainer.save: every worker's state, then the chief's checkpoint
+            counter.assign(10 * step + worker)
+            training_checkpoint.write_state(output, state, step, (worker, 2))
+        training_checkpoint.save(output, model, optimizer, None, variables)
+    # Step 1 went with its states; the single-worker path holds none.
+    for worker in range(2):
+        directory = tmp_path / "training_state" / ("worker-%d-of-2" % worker)
+        assert sorted(f for f in os.listdir(directory) if f.endswith(".index")) == [
+            "ckpt-%d.index" % s for s in range(2, 7)]
+    assert not [f for f in os.listdir(tmp_path / "training_state") if f.startswith("ckpt-")]
+    # Each worker restores its own.
+    prefix = training_checkpoint.latest(output)
+    for worker in range(2):
+        training_checkpoint.restore(prefix, model, optimizer, state, variables, (worker, 2))
+        assert int(counter) == 60 + worker
+
+
+def test_a_resume_with_another_number_of_workers_restarts_the_input(tmp_path, caplog):
+    model, optimizer, variables, state, counter = _setup()
+    training_checkpoint.write_state(str(tmp_path), state, 2, (0, 2))
+    prefix = training_checkpoint.save(str(tmp_path), model, optimizer, None, variables)
+    counter.assign(0)
+    with caplog.at_level("WARNING"):
+        assert training_checkpoint.restore(prefix, model, optimizer, state, variables, (0, 3)) == 2
+    assert "from a run with another number of workers?" in caplog.text and int(counter) == 0

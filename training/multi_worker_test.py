@@ -1,0 +1,228 @@
+"""Two workers on loopback: run_pretraining.py --distribution_strategy=multi_worker_mirrored.
+
+Each worker is a process of the same command, its TF_CONFIG naming both on
+127.0.0.1 (free ports picked at run time) and its own task index. The run
+trains as one process does on the same global batch; with a worker killed
+mid-run, the same command started again on both resumes from the chief's
+checkpoint and finishes as the uninterrupted run; the chief alone writes
+output_dir (beside it, each worker's input position). A worker process takes
+10-20 s of CPU to import TensorFlow and trace the step, so this is one test;
+every process it starts is killed when it ends, pass or fail.
+"""
+
+import contextlib
+import ctypes
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import numpy as np
+import tensorflow as tf
+
+from training import pretraining, training_checkpoint
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SEQ, PRED = 16, 3
+# 1 layer, hidden 16, no dropout: the runs differ only in where the batch is computed.
+CONFIG = dict(vocab_size=60, hidden_size=16, num_hidden_layers=1, num_attention_heads=2, head_size=8,
+              intermediate_size=32, max_position_embeddings=SEQ, type_vocab_size=2,
+              hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+# Checkpoints at 4 and 8; a loop is 2 steps.
+FLAGS = dict(max_seq_length=SEQ, max_predictions_per_seq=PRED, do_train=True, train_batch_size=16,
+             learning_rate=1e-3, num_train_steps=8, num_warmup_steps=2, save_checkpoints_steps=4,
+             iterations_per_loop=2, random_seed=3)
+# A phase slower than this is a hang (TensorFlow waits for a missing worker forever).
+TIMEOUT = 150
+
+
+def _write_records(path, count, seed):
+    """Pre-training records with exactly PRED masked tokens each.
+
+    Each replica's masked-LM loss is its mean over its own predictions (as the
+    original's per TPU core); with the same number in every record that is the
+    mean over the global batch, so one device given the global batch computes
+    the update two workers compute together.
+    """
+    rng = np.random.RandomState(seed)
+
+    def int64s(values):
+        return tf.train.Feature(int64_list=tf.train.Int64List(value=[int(v) for v in values]))
+
+    with tf.io.TFRecordWriter(path) as writer:
+        for _ in range(count):
+            length = rng.randint(SEQ // 2, SEQ + 1)
+            ids = [2] + list(rng.randint(5, CONFIG["vocab_size"], size=length - 2)) + [3]  # [CLS] .. [SEP]
+            positions = sorted(rng.choice(np.arange(1, length - 1), PRED, replace=False))
+            labels = [ids[p] for p in positions]
+            for p in positions:
+                ids[p] = 4  # [MASK]
+            pad = [0] * (SEQ - length)
+            features = dict(
+                input_ids=int64s(ids + pad), input_mask=int64s([1] * length + pad),
+                segment_ids=int64s([0] * (length // 2) + [1] * (length - length // 2) + pad),
+                masked_lm_positions=int64s(positions), masked_lm_ids=int64s(labels),
+                masked_lm_weights=tf.train.Feature(float_list=tf.train.FloatList(value=[1.0] * PRED)),
+                next_sentence_labels=int64s([rng.randint(2)]))
+            writer.write(tf.train.Example(features=tf.train.Features(feature=features)).SerializeToString())
+
+
+def _free_ports(count):
+    """Ports free now on 127.0.0.1 (held open together so that they differ)."""
+    with contextlib.ExitStack() as stack:
+        sockets = [stack.enter_context(socket.socket()) for _ in range(count)]
+        for s in sockets:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in sockets]
+
+
+def _die_with_parent():
+    """In the child before exec: SIGKILL it if the test process dies (prctl PR_SET_PDEATHSIG, Linux)."""
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)
+
+
+class _Processes:
+    """Starts processes with their output in files; kills whichever still runs on exit.
+
+    A worker left waiting for a lost peer would wait forever, so each also dies
+    with the test process, should that be killed before it can clean up.
+    """
+
+    def __init__(self, directory):
+        self.directory, self.started, self.deadline = directory, [], None
+
+    def start(self, name, command, env):
+        log = open(os.path.join(self.directory, name + ".log"), "w")
+        process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                   preexec_fn=_die_with_parent)
+        log.close()
+        process.name = name
+        self.started.append(process)
+        return process
+
+    def wait(self, process):
+        """The process's return code; fails the test when it outlives the phase's deadline."""
+        try:
+            return process.wait(timeout=max(1, self.deadline - time.time()))
+        except subprocess.TimeoutExpired:
+            raise AssertionError("%s still runs after %d s (a hang?); its log ends:\n%s"
+                                 % (process.name, TIMEOUT, self.log(process)[-3000:])) from None
+
+    def log(self, process):
+        with open(os.path.join(self.directory, process.name + ".log")) as f:
+            return f.read()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        for process in self.started:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+
+
+def _environment(ports=None, index=None):
+    env = dict(os.environ, PYTHONPATH=ROOT, CUDA_VISIBLE_DEVICES="")
+    # gRPC would send loopback traffic to a proxy set for the outside.
+    env.update(no_proxy="127.0.0.1,localhost", no_grpc_proxy="127.0.0.1,localhost")
+    env.pop("TF_CONFIG", None)
+    if ports:
+        env["TF_CONFIG"] = json.dumps({"cluster": {"worker": ["127.0.0.1:%d" % p for p in ports]},
+                                       "task": {"type": "worker", "index": index}})
+    return env
+
+
+def _command_line(flags):
+    return ["--%s=%s" % (name, value) for name, value in flags.items()]
+
+
+def _assert_checkpoints_agree(path, reference_path):
+    """Every tensor of the two training checkpoints (weights, Adam slots, step) agrees."""
+    a, b = tf.train.load_checkpoint(path), tf.train.load_checkpoint(reference_path)
+    names = sorted(b.get_variable_to_shape_map())
+    assert sorted(a.get_variable_to_shape_map()) == names
+    assert any(name.endswith("/adam_v") for name in names)
+    for name in names:
+        expected = b.get_tensor(name)
+        # The same sums in another order (two halves of the batch, added by a
+        # ring all-reduce between the processes), each rounded to float32:
+        # below 1e-6 of a tensor's scale after 8 Adam steps; 1e-5 leaves room.
+        # (The attention key bias has no gradient, only rounding noise: 1e-9.)
+        # With records of varying numbers of predictions, whose per-replica
+        # normalisation differs, one device is off by ~1e-1 of the scale.
+        np.testing.assert_allclose(a.get_tensor(name), expected, rtol=0,
+                                   atol=1e-5 * np.abs(expected).max() + 1e-9, err_msg=name)
+
+
+def test_two_workers_train_as_one_process_and_resume_after_one_is_killed(tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "bert_config.json").write_text(json.dumps(CONFIG))
+    # One file for two workers: each keeps its half of every global batch.
+    _write_records(str(data / "part-0.tfrecord"), 64, seed=5)
+    output, reference_output = tmp_path / "output", tmp_path / "reference"
+    flags = dict(FLAGS, bert_config_file=str(data / "bert_config.json"),
+                 input_file=str(data / "part-0.tfrecord"))
+    worker_flags = _command_line(dict(flags, output_dir=str(output),
+                                      distribution_strategy="multi_worker_mirrored"))
+    run_pretraining = [sys.executable, os.path.join(ROOT, "run_pretraining.py")] + worker_flags
+    ports = _free_ports(2)
+
+    with _Processes(str(tmp_path)) as processes:
+        processes.deadline = time.time() + TIMEOUT
+        chief = processes.start("chief", run_pretraining, _environment(ports, 0))
+        # Worker 1 runs the same flags, and SIGKILLs itself once step 6 is trained.
+        killed = processes.start("worker-1", [
+            sys.executable, "-m", "training.testing.crash_after_step", "--crash_after_step=6"] + worker_flags,
+            _environment(ports, 1))
+        # Meanwhile, the reference here: one device, the global batch, uninterrupted.
+        pretraining.run(pretraining.PretrainingOptions(**flags, output_dir=str(reference_output)))
+        assert processes.wait(killed) == -signal.SIGKILL, processes.log(killed)[-3000:]
+        # The chief's next all-reduce finds its peer gone (on loopback at once:
+        # the dead process's connections are reset) and the run stops, saying
+        # what to do.
+        assert processes.wait(chief) == 1, processes.log(chief)[-3000:]
+        assert ("RuntimeError: Lost a worker of the cluster between steps 6 and 8 (UnavailableError above). "
+                "Restart every worker with the same command: the run resumes from %s."
+                % (output / "model.ckpt-4")) in processes.log(chief)
+
+        # Killed between the checkpoints of steps 4 and 8: step 4 is the chief's.
+        assert training_checkpoint.latest(str(output)) == str(output / "model.ckpt-4")
+        for log in (processes.log(chief), processes.log(killed)):
+            assert "Distribution: multi_worker_mirrored with 2 replica(s)" in log
+        assert "worker 0 of 2 (TF_CONFIG task worker 0), the chief" in processes.log(chief)
+        assert "worker 1 of 2 (TF_CONFIG task worker 1)." in processes.log(killed)
+        # Two workers trained as one process on the same global batch.
+        _assert_checkpoints_agree(str(output / "model.ckpt-4"), str(reference_output / "model.ckpt-4"))
+        # The tolerance tells training steps apart: steps 5 to 8 move a kernel 100 times as far.
+        kernel = "bert/encoder/layer_0/output/dense/kernel"
+        step_4, step_8 = (tf.train.load_checkpoint(str(reference_output / name)).get_tensor(kernel)
+                          for name in ("model.ckpt-4", "model.ckpt-8"))
+        assert np.abs(step_8 - step_4).max() > 100 * 1e-5 * np.abs(step_8).max()
+
+        # The same command on both resumes from step 4 and finishes.
+        processes.deadline = time.time() + TIMEOUT
+        resumed = [processes.start("resumed-%d" % i, run_pretraining, _environment(ports, i)) for i in range(2)]
+        for process in resumed:
+            assert processes.wait(process) == 0, processes.log(process)[-3000:]
+            assert "Resumed from %s at global step 4." % (output / "model.ckpt-4") in processes.log(process)
+            assert "Training from step 4 to 8." in processes.log(process)
+        # Each worker went on from its own input position: the run is the uninterrupted reference's.
+        _assert_checkpoints_agree(str(output / "model.ckpt-8"), str(reference_output / "model.ckpt-8"))
+
+    # output_dir: the chief's checkpoints, records and events (one file per
+    # launch of the chief), and each worker's input position.
+    files = sorted(os.listdir(output))
+    events = [f for f in files if f.startswith("events.out.tfevents")]
+    assert len(events) == 2
+    assert sorted(set(files) - set(events)) == [
+        "bert_config.json", "checkpoint", "model.ckpt-4.data-00000-of-00001", "model.ckpt-4.index",
+        "model.ckpt-8.data-00000-of-00001", "model.ckpt-8.index", "parameters.json", "training_state"]
+    for worker in ("worker-0-of-2", "worker-1-of-2"):
+        assert sorted(os.listdir(output / "training_state" / worker)) == [
+            "ckpt-%d.%s" % (step, ext) for step in (4, 8) for ext in ("data-00000-of-00001", "index")]
+    assert sorted(os.listdir(output / "training_state")) == ["worker-0-of-2", "worker-1-of-2"]
