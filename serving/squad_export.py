@@ -42,7 +42,7 @@ import tensorflow_text as tf_text
 
 from serving import saved_model_writer
 
-from serving.text_inputs import _column, _head
+from serving.text_inputs import ragged_column, ragged_head
 from squad_data import features as squad_features
 
 _STRINGS = tf.TensorSpec([None], tf.string)
@@ -130,7 +130,7 @@ class SquadServer(tf.Module):
         batch_size = tf.shape(context, out_type=tf.int64)[0]
         doc = self._doc_pieces(context)
         query = self.text_inputs.tokenize(question)
-        query = _head(query, tf.minimum(query.row_lengths(), self.max_query_length))
+        query = ragged_head(query, tf.minimum(query.row_lengths(), self.max_query_length))
         query_length = query.row_lengths()
         num_pieces = doc["ids"].row_lengths()
 
@@ -149,10 +149,10 @@ class SquadServer(tf.Module):
         everywhere = tf.ones([num_windows_total], tf.bool)
         dtype = window_ids.dtype
         inputs = self.text_inputs.pack_segments(
-            tf.concat([_column(self.text_inputs.cls_id, num_windows_total, everywhere, dtype),
+            tf.concat([ragged_column(self.text_inputs.cls_id, num_windows_total, everywhere, dtype),
                        tf.gather(query, example),
-                       _column(self.text_inputs.sep_id, num_windows_total, everywhere, dtype)], axis=1),
-            tf.concat([window_ids, _column(self.text_inputs.sep_id, num_windows_total, everywhere, dtype)], axis=1))
+                       ragged_column(self.text_inputs.sep_id, num_windows_total, everywhere, dtype)], axis=1),
+            tf.concat([window_ids, ragged_column(self.text_inputs.sep_id, num_windows_total, everywhere, dtype)], axis=1))
         outputs = self._model.model(dict(input_ids=inputs["input_word_ids"], input_mask=inputs["input_mask"],
                                   token_type_ids=inputs["input_type_ids"]), training=False)
         start_logits = tf.cast(outputs["start_logits"], tf.float32)

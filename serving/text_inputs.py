@@ -44,12 +44,12 @@ def truncated_lengths(length_a, length_b, budget):
     return kept_a, kept_b
 
 
-def _head(tokens, lengths):
+def ragged_head(tokens, lengths):
     """The first `lengths[i]` tokens of each row of a RaggedTensor [batch, (n)]."""
     return tf.RaggedTensor.from_tensor(tokens.to_tensor(), lengths=lengths)
 
 
-def _column(value, batch_size, present, dtype):
+def ragged_column(value, batch_size, present, dtype):
     """RaggedTensor [batch, (0 or 1)] holding `value` where `present` (bool [batch])."""
     return tf.RaggedTensor.from_tensor(
         tf.fill([batch_size, 1], tf.constant(value, dtype)), lengths=tf.cast(present, tf.int64))
@@ -118,9 +118,9 @@ class TextInputs(tf.Module):
         kept_a, kept_b = truncated_lengths(length_a, length_b, tf.cast(budget, length_a.dtype))
         dtype = tokens_a.dtype
         everywhere = tf.ones([batch_size], tf.bool)
-        first = tf.concat([_column(self.cls_id, batch_size, everywhere, dtype), _head(tokens_a, kept_a),
-                           _column(self.sep_id, batch_size, everywhere, dtype)], axis=1)
-        second = tf.concat([_head(tokens_b, kept_b), _column(self.sep_id, batch_size, kept_b > 0, dtype)], axis=1)
+        first = tf.concat([ragged_column(self.cls_id, batch_size, everywhere, dtype), ragged_head(tokens_a, kept_a),
+                           ragged_column(self.sep_id, batch_size, everywhere, dtype)], axis=1)
+        second = tf.concat([ragged_head(tokens_b, kept_b), ragged_column(self.sep_id, batch_size, kept_b > 0, dtype)], axis=1)
         return self.pack_segments(first, second)
 
     def pack_segments(self, first, second):
