@@ -43,6 +43,7 @@ import tensorflow_text as tf_text
 from serving import saved_model_writer
 
 from serving.text_inputs import ragged_column, ragged_head
+from tokenization.fast_tokenization import byte_to_char_offsets
 from squad_data import features as squad_features
 
 _STRINGS = tf.TensorSpec([None], tf.string)
@@ -94,15 +95,7 @@ class SquadServer(tf.Module):
           character for character); and word_begin, word_end [batch, (words)].
         """
         words, byte_begin, byte_end = tf_text.regex_split_with_offsets(context, _WHITESPACE_RUN, "")
-        _, char_starts = tf.strings.unicode_decode_with_offsets(context, "UTF-8")
-        padded = tf.concat([char_starts.to_tensor(tf.int64.max),
-                            tf.fill([tf.shape(context)[0], 1], tf.int64.max)], axis=1)
-
-        def to_chars(offsets):
-            dense = tf.searchsorted(padded, offsets.to_tensor(0), side="left", out_type=tf.int64)
-            return tf.RaggedTensor.from_tensor(dense, lengths=offsets.row_lengths())
-
-        word_begin, word_end = to_chars(byte_begin), to_chars(byte_end)
+        word_begin, word_end = byte_to_char_offsets(context, byte_begin, byte_end)
         ids, begin, end, exact = self.text_inputs.tokenizer.tokenize_words_with_spans(words.flat_values)
         flat_word = ids.value_rowids()  # piece -> flat word index
         word_in_context = tf.range(tf.size(words.flat_values, out_type=tf.int64)) - tf.gather(
@@ -228,8 +221,7 @@ class SquadServer(tf.Module):
         last = tf.clip_by_value(last, 0, tf.maximum(num_pieces - 1, 0))
 
         def at(ragged, i):
-            padded = tf.concat([ragged.to_tensor(), tf.zeros_like(ragged.to_tensor()[:, :1])], axis=1)
-            return tf.gather(padded, i, batch_dims=1)
+            return tf.gather(tf.pad(ragged.to_tensor(), [[0, 0], [0, 1]]), i, batch_dims=1)
 
         def count_in_span(flags):
             cumulative = tf.cumsum(tf.cast(flags.to_tensor(False), tf.int64), axis=1, exclusive=False)

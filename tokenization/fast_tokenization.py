@@ -245,6 +245,26 @@ def _drop_invalid_utf8(strings):
         errors="ignore")
 
 
+def byte_to_char_offsets(strings, *byte_offsets):
+    """Character indices of byte offsets into UTF-8 strings.
+
+    Args:
+      strings: tf.Tensor[string, [n]].
+      *byte_offsets: tf.RaggedTensor[int64, [n, (k)]] each, offsets at the
+        start of a character of their string, or at its end.
+
+    Returns:
+      A list of tf.RaggedTensor[int64, [n, (k)]], one per `byte_offsets`.
+    """
+    _, char_starts = tf.strings.unicode_decode_with_offsets(strings, "UTF-8")
+    # The end (or an empty string) sorts after every start.
+    padded = tf.concat([char_starts.to_tensor(tf.int64.max),
+                        tf.fill([tf.shape(strings)[0], 1], tf.int64.max)], axis=1)
+    return [tf.RaggedTensor.from_tensor(
+        tf.searchsorted(padded, offsets.to_tensor(0), side="left", out_type=tf.int64),
+        lengths=offsets.row_lengths()) for offsets in byte_offsets]
+
+
 class FastFullTokenizer(object):
     """Batched, graph-compatible equivalent of `FullTokenizer`.
 
@@ -410,7 +430,9 @@ class FastFullTokenizer(object):
               whole word, which is also what `get_final_text` falls back to.
         """
         words = tf.convert_to_tensor(words, dtype=tf.string)
-        ids = self.tokenize_tensor(words)
+        # Normalised once, for the ids (as tokenize_tensor) and for the offsets.
+        normalized = self._normalize(_drop_invalid_utf8(words))
+        ids = self._tokenize_normalized(normalized)
         word_chars = tf.strings.length(words, unit="UTF8_CHAR")
         piece_row = ids.value_rowids()
         whole_begin = tf.zeros_like(ids.flat_values)
@@ -418,17 +440,8 @@ class FastFullTokenizer(object):
         if self._split_and_wordpiece is None:
             exact = tf.zeros_like(word_chars, dtype=tf.bool)
             return ids, ids.with_flat_values(whole_begin), ids.with_flat_values(whole_end), exact
-        normalized = self._normalize(words)
         _, byte_begin, byte_end = self._split_and_wordpiece.tokenize_with_offsets(normalized)
-        _, char_starts = tf.strings.unicode_decode_with_offsets(normalized, "UTF-8")
-        # Byte offset -> index of the character starting there (or the count at the end).
-        padded_starts = tf.concat([char_starts.to_tensor(tf.int64.max),
-                                   tf.fill([tf.shape(words)[0], 1], tf.int64.max)], axis=1)
-
-        def to_chars(offsets):
-            dense = tf.searchsorted(padded_starts, offsets.to_tensor(0), side="left", out_type=tf.int64)
-            return tf.RaggedTensor.from_tensor(dense, lengths=offsets.row_lengths()).flat_values
-
+        char_begin, char_end = byte_to_char_offsets(normalized, byte_begin, byte_end)
         exact = tf.logical_and(
             tf.equal(byte_begin.row_lengths(), ids.row_lengths()),
             tf.equal(tf.strings.length(normalized, unit="UTF8_CHAR"), word_chars))
@@ -440,10 +453,10 @@ class FastFullTokenizer(object):
         exact_piece = tf.gather(exact, piece_row)
 
         def spans(offsets, whole):
-            chars = tf.concat([to_chars(offsets), [0]], axis=0)  # never empty for the gather
+            chars = tf.concat([offsets.flat_values, [0]], axis=0)  # never empty for the gather
             return ids.with_flat_values(tf.where(exact_piece, tf.gather(chars, source), whole))
 
-        return ids, spans(byte_begin, whole_begin), spans(byte_end, whole_end), exact
+        return ids, spans(char_begin, whole_begin), spans(char_end, whole_end), exact
 
     def _tokenize_utf8(self, strings):
         """`tokenize_tensor` for a tf.Tensor[string, [batch]] of valid UTF-8.
@@ -455,7 +468,10 @@ class FastFullTokenizer(object):
         200-character limit (its own limit is in bytes), so rows that may
         hold a longer word take the `_split_words` way.
         """
-        text = self._normalize(strings)
+        return self._tokenize_normalized(self._normalize(strings))
+
+    def _tokenize_normalized(self, text):
+        """`_tokenize_utf8` after `_normalize`."""
         if self._split_and_wordpiece is None:
             return self._words_to_ids(self._split_words(text))
 
