@@ -26,6 +26,7 @@ def test_command_line(tmp_path):
     process = subprocess.run(
         [
             sys.executable,
+            "-X", "importtime",  # To check that TensorFlow is never imported.
             os.path.join(REPO_DIR, "create_pretraining_data.py"),
             "--input_file=%s" % (tmp_path / "*.txt"),
             "--output_file=%s" % ",".join(outputs),
@@ -47,6 +48,8 @@ def test_command_line(tmp_path):
         timeout=180,
     )
     assert process.returncode == 0, process.stderr[-3000:]
+    imported = re.findall(r"^import time:.*\| +(\S+)$", process.stderr, re.MULTILINE)
+    assert "pretraining_data.pipeline" in imported and "tensorflow" not in imported
 
     total = int(re.search(r"Wrote (\d+) total instances", process.stderr).group(1))
     counts = [sum(1 for _ in tf.data.TFRecordDataset(path)) for path in outputs]

@@ -3,13 +3,13 @@
 A run that is killed mid-write leaves `<path>.incomplete`, never a `<path>`
 that parses but holds part of the data (a TFRecord file, for one, is
 well-formed at every record boundary). The next run writing the same path
-starts that file again. Paths go through tf.io.gfile, so gs://... works too
+starts that file again. Paths go through `file_system`, so gs://... works too
 (there, a rename is a copy and a delete).
 """
 
 import contextlib
 
-import tensorflow as tf
+import file_system
 
 INCOMPLETE_SUFFIX = ".incomplete"
 
@@ -30,15 +30,15 @@ def writing(path):
     try:
         yield temporary
     except BaseException:
-        if tf.io.gfile.exists(temporary):
-            tf.io.gfile.remove(temporary)
+        if file_system.exists(temporary):
+            file_system.remove(temporary)
         raise
-    tf.io.gfile.rename(temporary, path, overwrite=True)
+    file_system.rename(temporary, path)
 
 
 def write_text(path, text):
     """Writes `text` to `path` in one step: readers see the old content or the new, never part."""
     with writing(path) as temporary:
-        with tf.io.gfile.GFile(temporary, "w") as f:
+        with file_system.open_file(temporary, "w") as f:
             f.write(text)
     return path

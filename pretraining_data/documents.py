@@ -16,7 +16,7 @@ fragments of a corrupt line into a sentence).
 import collections
 from typing import Iterator, List
 
-import tensorflow as tf
+import file_system
 
 # Read in blocks and split lines ourselves: GFile.readline() is ~10x slower.
 _BLOCK_SIZE = 1 << 22
@@ -45,15 +45,15 @@ def expand_input_files(input_file):
     files = []
     for pattern in patterns:
         if _GLOB_CHARS.intersection(pattern):
-            matched = sorted(tf.io.gfile.glob(pattern))
+            matched = file_system.glob(pattern)
             if not matched:
                 raise ValueError("--input_file: the glob %r matches no file." % pattern)
-        elif not tf.io.gfile.exists(pattern):
+        elif not file_system.exists(pattern):
             raise ValueError("--input_file: %s does not exist." % pattern)
         else:
             matched = [pattern]
         for path in matched:
-            if tf.io.gfile.isdir(path):
+            if file_system.isdir(path):
                 raise ValueError("--input_file: %s is a directory, not a text file." % path)
         files.extend(matched)
     return files
@@ -62,14 +62,11 @@ def expand_input_files(input_file):
 def _check_readable(path):
     """Opens and reads one byte of `path`, so that a bad file fails at start."""
     try:
-        with tf.io.gfile.GFile(path, "rb") as reader:
+        with file_system.open_file(path, "rb") as reader:
             reader.read(1)
-    except (tf.errors.OpError, OSError) as error:
-        raise ValueError("Cannot read input file %s: %s" % (path, _reason(error))) from None
-
-
-def _reason(error):
-    return error.message if isinstance(error, tf.errors.OpError) else str(error)
+    except file_system.errors() as error:
+        raise ValueError("Cannot read input file %s: %s"
+                         % (path, file_system.reason(error))) from None
 
 
 class DocumentReader:
@@ -93,7 +90,7 @@ class DocumentReader:
         self.files = list(files)
         for path in self.files:
             _check_readable(path)
-        self.total_bytes = sum(tf.io.gfile.stat(path).length for path in self.files)
+        self.total_bytes = sum(map(file_system.size, self.files))
         if not self.total_bytes:
             raise ValueError("The input files are empty: %s." % ", ".join(self.files))
         self.bytes_read = 0
@@ -125,7 +122,7 @@ class DocumentReader:
     def _lines(self, path):
         """Yields the lines of `path` as bytes, without the "\\n"."""
         try:
-            with tf.io.gfile.GFile(path, "rb") as reader:
+            with file_system.open_file(path, "rb") as reader:
                 rest = b""
                 while True:
                     block = reader.read(_BLOCK_SIZE)
@@ -137,5 +134,6 @@ class DocumentReader:
                     yield from lines
                 if rest:
                     yield rest
-        except (tf.errors.OpError, OSError) as error:
-            raise ValueError("Cannot read input file %s: %s" % (path, _reason(error))) from None
+        except file_system.errors() as error:
+            raise ValueError("Cannot read input file %s: %s"
+                             % (path, file_system.reason(error))) from None

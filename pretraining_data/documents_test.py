@@ -1,8 +1,8 @@
 """Reading documents: format, file boundaries, invalid UTF-8, and the errors."""
 
 import pytest
-import tensorflow as tf
 
+import file_system
 from pretraining_data import documents
 
 
@@ -75,13 +75,14 @@ def test_empty_input_is_an_error(tmp_path):
 def test_unreadable_file_is_an_error(tmp_path, monkeypatch):
     # Running as root, permissions do not stop reads: make the open fail.
     path = _write(tmp_path / "a.txt", b"x\n")
-    real_gfile = tf.io.gfile.GFile
+    real_open = file_system.open_file
 
-    def failing_gfile(name, mode="r"):
+    def failing_open(name, mode="r"):
         if name == path:
-            raise tf.errors.PermissionDeniedError(None, None, "permission denied")
-        return real_gfile(name, mode)
+            raise PermissionError(13, "Permission denied")
+        return real_open(name, mode)
 
-    monkeypatch.setattr(documents.tf.io.gfile, "GFile", failing_gfile)
-    with pytest.raises(ValueError, match="Cannot read input file .*a.txt: permission denied"):
+    monkeypatch.setattr(file_system, "open_file", failing_open)
+    with pytest.raises(ValueError,
+                       match=r"Cannot read input file .*a.txt: \[Errno 13\] Permission denied"):
         documents.DocumentReader([path])

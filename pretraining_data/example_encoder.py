@@ -181,6 +181,75 @@ class ExampleEncoder:
         return tfrecord_framing.frame(self.encode_instance(instance))
 
 
+def _read_varint(data, position):
+    """(value, next position) of the varint at data[position]."""
+    value = shift = 0
+    while True:
+        byte = data[position]
+        position += 1
+        value |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return value, position
+        shift += 7
+
+
+def _fields(data):
+    """Yields (field number, wire type, value) of a message's fields.
+
+    A varint field's value is an int, a 32-bit one its 4 bytes, a
+    length-delimited one its bytes (memoryview).
+    """
+    data, position = memoryview(data), 0
+    while position < len(data):
+        key, position = _read_varint(data, position)
+        wire_type = key & 7
+        if wire_type == 0:
+            value, position = _read_varint(data, position)
+        elif wire_type == 5:
+            value, position = data[position:position + 4], position + 4
+        elif wire_type == _LENGTH_DELIMITED:
+            length, position = _read_varint(data, position)
+            value, position = data[position:position + length], position + length
+        else:
+            raise ValueError("Unexpected protobuf wire type %d." % wire_type)
+        yield key >> 3, wire_type, value
+
+
+def decode(record):
+    """The features of a serialized tf.train.Example of int64 and float lists.
+
+    The inverse of `encode`, for logging records without TensorFlow (packed
+    and unpacked lists both read).
+
+    Returns:
+      dict feature name -> list of int (int64_list) or of float (float_list).
+    """
+    features = {}
+    for _, _, feature_map in _fields(record):  # Example.features
+        for _, _, entry in _fields(feature_map):  # Features.feature entries
+            name, values = None, []
+            for number, _, value in _fields(entry):
+                if number == 1:
+                    name = bytes(value).decode("utf-8")
+                    continue
+                for kind, _, value_list in _fields(value):  # Feature: 2 float, 3 int64
+                    for _, wire_type, item in _fields(value_list):
+                        if kind == 3:
+                            values.extend(_packed_varints(item) if wire_type else [item])
+                        else:
+                            values.extend(struct.unpack("<%df" % (len(item) // 4), item))
+            features[name] = values
+    return features
+
+
+def _packed_varints(data):
+    values, position = [], 0
+    while position < len(data):
+        value, position = _read_varint(data, position)
+        values.append(value)
+    return values
+
+
 def _compiled_encoding_agrees():
     """True if _example_encoding writes what encode + frame write, here."""
     encoder, varints = ExampleEncoder(16, 4), VarintTable(300)

@@ -1,6 +1,7 @@
 """The hand-written records are exactly tf.train.Example's, and parse with the reader's schema."""
 
 import random
+import struct
 
 import numpy as np
 import pytest
@@ -130,3 +131,21 @@ def test_compiled_encoding_errors_and_checksums():
         encode([b"\x01"] * 3, [0, 2, 1], [1], [b"\x01"], False)
     with pytest.raises(TypeError):
         encode([b"\x01", "x", b"\x01"], [0] * 3, [1], [b"\x01"], False)
+
+
+def test_decode_reads_what_protobuf_writes_packed_or_not():
+    example = tf.train.Example(features=tf.train.Features(feature={
+        "ids": tf.train.Feature(int64_list=tf.train.Int64List(value=[0, 1, 127, 128, 30521, 2**40])),
+        "weights": tf.train.Feature(float_list=tf.train.FloatList(value=[1.0, 0.0, 0.25])),
+        "empty": tf.train.Feature(int64_list=tf.train.Int64List(value=[])),
+    }))
+    expected = {"ids": [0, 1, 127, 128, 30521, 2**40], "weights": [1.0, 0.0, 0.25], "empty": []}
+    assert example_encoder.decode(example.SerializeToString()) == expected
+    # Unpacked repeated fields, as other writers may emit them: Int64List.value
+    # as varint fields (key 0x08), FloatList.value as 32-bit ones (key 0x0d).
+    unpacked_ids = b"".join(b"\x08" + example_encoder.varint(v) for v in (3, 300))
+    unpacked_floats = b"\x0d" + struct.pack("<f", 0.5)
+    record = b"".join(example_encoder._map_entry(name, example_encoder._length_delimited(kind, payload))
+                      for name, kind, payload in (("a", 3, unpacked_ids), ("b", 2, unpacked_floats)))
+    assert example_encoder.decode(example_encoder._length_delimited(1, record)) == {
+        "a": [3, 300], "b": [0.5]}

@@ -1,8 +1,9 @@
-"""Turns a tokenized shard into its serialized tf.Example records.
+"""Turns a shard of text into its serialized tf.Example records.
 
-This runs in the worker processes (or in-process with --num_workers=0). It
-imports neither TensorFlow nor the tokenizer, so a spawned worker starts in
-a fraction of a second with a small footprint.
+This runs in the worker processes (or in-process with --num_workers=0):
+tokenization, instance creation, encoding and framing. It does not import
+TensorFlow, so a spawned worker starts in a fraction of a second with a small
+footprint.
 """
 
 import ctypes
@@ -18,6 +19,7 @@ import time
 from pretraining_data import example_encoder
 from pretraining_data import fast_random
 from pretraining_data import instances
+from pretraining_data import shard_tokenizer
 from pretraining_data import shards
 from pretraining_data import tfrecord_framing
 
@@ -62,8 +64,11 @@ class ShardProcessor:
       random_seed: int, the --random_seed.
     """
 
-    def __init__(self, vocab, options, random_seed):
-        """Args: vocab: dict token -> id; options; random_seed: int."""
+    def __init__(self, vocab, options, random_seed, fast_tokenizer=True):
+        """Args: vocab: dict token -> id; options; random_seed: int; fast_tokenizer: see
+        shard_tokenizer."""
+        self._tokenize = shard_tokenizer.ShardTokenizer(vocab, options.do_lower_case,
+                                                        fast_tokenizer)
         # Tokens are the varints of their ids; see example_encoder.
         self._varints = example_encoder.VarintTable(max(vocab.values()) + 1)
         self.vocab = instances.InstanceVocab.of_ids(vocab, self._varints.__getitem__)
@@ -72,8 +77,8 @@ class ShardProcessor:
         self._encoder = example_encoder.ExampleEncoder(options.max_seq_length,
                                                        options.max_predictions_per_seq)
 
-    def __call__(self, shard):
-        """Creates, serializes, frames and shuffles the instances of one shard.
+    def __call__(self, text_shard):
+        """Tokenizes one shard, then creates, serializes, frames and shuffles its instances.
 
         Each instance is serialized and framed as soon as it is made, and the
         frames are shuffled instead of the instances (the same permutation: a
@@ -81,11 +86,12 @@ class ShardProcessor:
         128 tokens) is several times smaller than a TrainingInstance.
 
         Args:
-          shard: shards.Shard.
+          text_shard: shards.TextShard.
 
         Returns:
           ShardRecords.
         """
+        shard = self._tokenize(text_shard)
         rng = fast_random.FastRandom(shards.shard_seed(self.random_seed, shard.index))
         encode_framed = self._encoder.encode_framed
         frames = [encode_framed(instance) for instance in instances.generate_instances(
@@ -102,16 +108,16 @@ _processor = None
 _PR_SET_PDEATHSIG = 1
 
 
-def init_worker(parent_pid, vocab, options, random_seed):
+def init_worker(parent_pid, *processor_args):
     """Worker initializer: exits with the main process; builds the process's ShardProcessor.
 
     Args:
       parent_pid: int, the main process's pid.
-      vocab, options, random_seed: as ShardProcessor.
+      *processor_args: ShardProcessor's arguments.
     """
     global _processor
     exit_with_parent(parent_pid)
-    _processor = ShardProcessor(vocab, options, random_seed)
+    _processor = ShardProcessor(*processor_args)
     # Everything so far lives as long as the process: keep it out of the
     # cyclic garbage collector's full passes, which a shard's millions of
     # short-lived lists trigger (measured: ~6% of a worker's instructions).
@@ -144,6 +150,6 @@ def watch_parent(parent_pid, interval_seconds=0.5, exit_process=os._exit):
     exit_process(1)
 
 
-def process_shard(shard):
-    """Worker task: ShardRecords of `shard`, with the process's ShardProcessor."""
-    return _processor(shard)
+def process_shard(text_shard):
+    """Worker task: ShardRecords of `text_shard`, with the process's ShardProcessor."""
+    return _processor(text_shard)

@@ -29,31 +29,65 @@ def shard_seed(random_seed, shard_index):
     return random_seed + shard_index * _SHARD_SEED_STRIDE
 
 
-def group_documents(documents, documents_per_shard):
-    """Groups a stream of documents into shards of `documents_per_shard`.
+def characters_per_shard(total_bytes):
+    """How much text a shard holds at most, from the size of the whole input.
 
-    A last group shorter than half a shard is merged into the one before it
-    (which is held back until that is known), so that no shard is a stub of a
-    few documents whose random next segments would all come from each other.
+    About 16 shards, so that the workers share even a small corpus (and
+    start writing early), between 64 Ki and 4 Mi characters, which bounds a
+    shard's memory on large corpora. It depends on the input only, never on
+    --num_workers: the output stays the same for any number of workers.
+    """
+    return min(max(total_bytes // 16, 1 << 16), 1 << 22)
+
+
+def group_documents(documents, documents_per_shard, max_characters=None):
+    """Groups a stream of documents into shards.
+
+    A shard ends at `documents_per_shard` documents or once it holds
+    `max_characters`. A last group smaller than half of both is merged into
+    the one before it (which is held back until that is known), so that no
+    shard is a stub of a few documents whose random next segments would all
+    come from each other.
 
     Args:
-      documents: iterable of documents (anything).
+      documents: iterable of documents, each a list of str lines.
       documents_per_shard: int >= 1.
+      max_characters: int, or None for no limit on characters.
 
     Yields:
-      lists of documents, each of documents_per_shard documents except the
-      last, which has from half to one and a half times as many (or the whole
-      input if that is smaller).
+      lists of documents.
     """
-    group = []
-    hold = documents_per_shard + documents_per_shard // 2
+    held, group, size = None, [], 0
     for document in documents:
         group.append(document)
-        if len(group) == hold:
-            yield group[:documents_per_shard]
-            group = group[documents_per_shard:]
+        if max_characters:
+            size += sum(map(len, document))
+        if len(group) >= documents_per_shard or max_characters and size >= max_characters:
+            if held is not None:
+                yield held
+            held, group, size = group, [], 0
+    if group and held is not None and len(group) < documents_per_shard // 2 and (
+            not max_characters or size < max_characters // 2):
+        held, group = held + group, []
+    if held is not None:
+        yield held
     if group:
         yield group
+
+
+@dataclasses.dataclass
+class TextShard:
+    """A shard before tokenization, as the main process sends it to a worker.
+
+    Attributes:
+      index: int, the shard's position in the input (seeds its rng).
+      documents: list of documents, each a list of str lines.
+      input_bytes: int, input bytes read when the shard was complete.
+    """
+
+    index: int
+    documents: list
+    input_bytes: int = 0
 
 
 @dataclasses.dataclass

@@ -21,6 +21,23 @@ def test_groups_of_documents_per_shard_with_a_short_tail_merged():
     assert [d for g in shards.group_documents(range(104), 10) for d in g] == list(range(104))
 
 
+def test_shards_also_end_at_a_number_of_characters():
+    documents = [["x" * 10, "y" * 10]] * 50  # 20 characters each.
+    groups = list(shards.group_documents(documents, 1000, max_characters=100))
+    assert [len(g) for g in groups] == [5] * 10
+    # A tail under half of both limits is merged; one over half is not.
+    assert [len(g) for g in shards.group_documents(documents[:47], 1000, 100)] == [5] * 8 + [7]
+    assert [len(g) for g in shards.group_documents(documents[:48], 1000, 100)] == [5] * 9 + [3]
+    # The document limit still applies.
+    assert [len(g) for g in shards.group_documents(documents, 4, 10**6)] == [4] * 12 + [2]
+
+
+def test_characters_per_shard_follows_the_input_within_bounds():
+    assert shards.characters_per_shard(1000) == 1 << 16
+    assert shards.characters_per_shard(16 << 20) == 1 << 20
+    assert shards.characters_per_shard(10 << 30) == 1 << 22
+
+
 def test_shard_zero_keeps_the_seed_and_others_differ():
     assert shards.shard_seed(12345, 0) == 12345
     seeds = {shards.shard_seed(s, i) for s in (0, 1, 12345) for i in range(100)}

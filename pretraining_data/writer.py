@@ -4,7 +4,7 @@ Record k (counting over the whole run) goes to output file k % len(files).
 The first 20 instances are logged in the original's format, and the run ends
 with the original's "Wrote N total instances". Records arrive a shard at a
 time, already framed as TFRecords (shard_worker.ShardRecords), and are
-written through `tf.io.gfile`, so any path TensorFlow opens works (gs://...).
+written through `file_system`, so gs://... paths work too.
 Each file is written as `<path>.incomplete` and renamed to `<path>` at the
 end (outputs.writing): a failed or killed run leaves no partial output.
 """
@@ -12,9 +12,10 @@ end (outputs.writing): a failed or killed run leaves no partial output.
 import contextlib
 
 from absl import logging
-import tensorflow as tf
 
+import file_system
 import outputs
+from pretraining_data import example_encoder
 
 
 # The original logs this many instances.
@@ -34,15 +35,13 @@ def parse_output_files(output_file):
 
 def log_instance(record, inv_vocab):
     """Logs one serialized instance as the original does (tokens, then features)."""
-    features = tf.train.Example.FromString(record).features.feature
-    num_tokens = sum(features["input_mask"].int64_list.value)
-    tokens = [inv_vocab[i] for i in features["input_ids"].int64_list.value[:num_tokens]]
+    features = example_encoder.decode(record)
+    num_tokens = sum(features["input_mask"])
+    tokens = [inv_vocab[i] for i in features["input_ids"][:num_tokens]]
     logging.info("*** Example ***")
     logging.info("tokens: %s", " ".join(tokens))
     for name in _FEATURE_ORDER:
-        feature = features[name]
-        values = feature.int64_list.value or feature.float_list.value
-        logging.info("%s: %s", name, " ".join(str(value) for value in values))
+        logging.info("%s: %s", name, " ".join(str(value) for value in features[name]))
 
 
 class RoundRobinWriter:
@@ -79,14 +78,14 @@ class RoundRobinWriter:
             temporaries = [stack.enter_context(outputs.writing(path))
                            for path in self.output_files]
             for path, temporary in zip(self.output_files, temporaries):
-                output = tf.io.gfile.GFile(temporary, "wb")
-                stack.callback(output.close)
-                self._files.append(output)
                 try:
-                    output.write(b"")  # GFile creates the file on its first write.
-                except (tf.errors.OpError, OSError) as error:
+                    output = file_system.open_file(temporary, "wb")
+                    stack.callback(output.close)
+                    output.write(b"")  # A remote file is created on its first write.
+                except file_system.errors() as error:
                     raise ValueError("Cannot create output file %s: %s"
-                                     % (path, getattr(error, "message", error))) from None
+                                     % (path, file_system.reason(error))) from None
+                self._files.append(output)
             self._outputs = stack.pop_all()
 
     def write_shard(self, records):

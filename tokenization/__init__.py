@@ -21,9 +21,11 @@ from tokenization.bert_tokenization import load_vocab
 from tokenization.bert_tokenization import printable_text
 from tokenization.bert_tokenization import validate_case_matches_checkpoint
 from tokenization.bert_tokenization import whitespace_tokenize
+from tokenization.cached_tokenization import CachedFullTokenizer
 
 __all__ = [
     "BasicTokenizer",
+    "CachedFullTokenizer",
     "FastFullTokenizer",
     "FullTokenizer",
     "WordpieceTokenizer",

@@ -13,13 +13,15 @@ printable ASCII such as "$" and "^" as punctuation, and `_is_control` only
 looks at categories Cc and Cf). `fast_tokenization.FastFullTokenizer` is the
 batched TensorFlow Text version and is tested for parity against this module.
 
-TensorFlow is only imported by `load_vocab` (for `tf.io.gfile`, so vocab files
-on gs:// work); everything else is standard library.
+Only the standard library: `load_vocab` reads gs:// paths through `file_system`
+(which imports TensorFlow for them alone).
 """
 
 import collections
 import re
 import unicodedata
+
+import file_system
 
 
 def convert_to_unicode(text):
@@ -56,8 +58,7 @@ def load_vocab(vocab_file):
     """Loads a vocabulary file (one token per line) into an ordered dict.
 
     Args:
-      vocab_file: path of the vocab file; any path `tf.io.gfile` can open,
-        including gs://.
+      vocab_file: path of the vocab file, local or gs://.
 
     Returns:
       `collections.OrderedDict` mapping token (`str`, the line stripped of
@@ -66,17 +67,11 @@ def load_vocab(vocab_file):
     Raises:
       FileNotFoundError: if `vocab_file` does not exist.
     """
-    # Imported here so that the pure-Python tokenizer can be imported (and
-    # unit-tested) without paying TensorFlow's start-up cost.
-    import tensorflow as tf
-
     vocab = collections.OrderedDict()
-    try:
-        with tf.io.gfile.GFile(vocab_file, "rb") as reader:
-            data = reader.read()
-    except tf.errors.NotFoundError as e:
-        raise FileNotFoundError(
-            "BERT vocab file not found: %s" % (vocab_file,)) from e
+    if not file_system.exists(vocab_file):
+        raise FileNotFoundError("BERT vocab file not found: %s" % (vocab_file,))
+    with file_system.open_file(vocab_file, "rb") as reader:
+        data = reader.read()
     # Lines are split on "\n" only (as GFile.readline() does), so a stray
     # "\r" or U+2028 inside a line does not shift the ids of later tokens.
     lines = convert_to_unicode(data).split("\n")

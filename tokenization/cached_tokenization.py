@@ -1,0 +1,128 @@
+"""FullTokenizer's ids at dictionary speed: each distinct word is tokenized once.
+
+BERT's tokenizer works word by word. After its first two steps (drop control
+characters and map whitespace to " ", then space out CJK ideographs), the
+text is split with `str.split()`, and from there each word's pieces depend
+on that word alone (lower-case, strip accents, split punctuation, WordPiece).
+So a word's ids can be cached: a text is split, and each word is looked up,
+or tokenized by the original code once and remembered.
+
+For a line of printable ASCII (plus tab, newline, carriage return), the first
+two steps change nothing that `str.split()` does not already treat as a
+space, so such a line is split as it is; any other line goes through the
+original's cleaning first. The ids are FullTokenizer's by construction, and
+tested against it.
+
+Pure Python, no TensorFlow: it runs in create_pretraining_data's worker
+processes. Natural text repeats its words, so the cache is small beside the
+text (it is cleared if it ever grows past `max_cached_words`).
+"""
+
+import re
+
+from tokenization import bert_tokenization
+
+# Anything but printable ASCII, tab, newline and carriage return.
+_NEEDS_CLEANING = re.compile(r"[^\t\n\r\x20-\x7e]")
+# An ASCII word's punctuation (the original's: every printable non-alphanumeric
+# character) and the runs between.
+_ASCII_PUNCTUATION_SPLIT = re.compile(r"[!-/:-@\[-`{-~]|[^!-/:-@\[-`{-~]+")
+
+
+class _CleaningTable(dict):
+    """str.translate table: the original's _clean_text then _tokenize_chinese_chars.
+
+    Both map each character on its own (dropped, to " ", spaced out or kept),
+    so one table does both; an entry is made the first time a character is
+    seen.
+    """
+
+    def __missing__(self, codepoint):
+        char = chr(codepoint)
+        if codepoint in (0, 0xFFFD) or bert_tokenization._is_control(char):  # pylint: disable=protected-access
+            value = None
+        elif bert_tokenization._is_whitespace(char):  # pylint: disable=protected-access
+            value = " "
+        elif bert_tokenization._is_cjk_codepoint(codepoint):  # pylint: disable=protected-access
+            value = " %s " % char
+        else:
+            value = char
+        self[codepoint] = value
+        return value
+
+
+class CachedFullTokenizer:
+    """Text -> FullTokenizer's ids, with a per-word cache.
+
+    Attributes:
+      vocab: dict token -> id.
+    """
+
+    def __init__(self, vocab, do_lower_case=True, max_cached_words=1 << 20):
+        """Args: vocab: dict token -> id (load_vocab's); do_lower_case: as FullTokenizer.
+
+        Raises:
+          ValueError: the vocab has no "[UNK]", which unknown words map to.
+        """
+        if "[UNK]" not in vocab:
+            raise ValueError("The vocab has no [UNK] token (%d tokens)." % len(vocab))
+        self.vocab = vocab
+        self._do_lower_case = do_lower_case
+        self._basic = bert_tokenization.BasicTokenizer(do_lower_case)
+        self._wordpiece = bert_tokenization.WordpieceTokenizer(vocab)
+        self._cleaning = _CleaningTable()
+        self._max_cached_words = max_cached_words
+        self._cache = {}
+        self._piece_cache = {}
+
+    def words(self, text):
+        """`text` (str) split as the original splits it before lower-casing."""
+        if _NEEDS_CLEANING.search(text):
+            text = text.translate(self._cleaning)
+        return text.split()
+
+    def _tokenize_word(self, word):
+        """A word's ids, computed and cached."""
+        if len(self._cache) >= self._max_cached_words:
+            self._cache.clear()
+            self._piece_cache.clear()
+        if word.isascii():
+            # The original's steps, for ASCII: stripping accents changes nothing.
+            tokens = _ASCII_PUNCTUATION_SPLIT.findall(word.lower() if self._do_lower_case else word)
+        else:
+            tokens = self._basic.tokenize(word)
+        ids = []
+        for token in tokens:
+            token_ids = self._piece_cache.get(token)
+            if token_ids is None:
+                token_ids = [self.vocab[piece] for piece in self._wordpiece.tokenize(token)]
+                self._piece_cache[token] = token_ids
+            ids += token_ids
+        self._cache[word] = ids
+        return ids
+
+    def tokenize_to_ids(self, text):
+        """The ids of `text` (str), exactly FullTokenizer's (list of int)."""
+        return self.tokenize_lines([text])[0]
+
+    def tokenize_lines(self, lines):
+        """Ids of many lines at once.
+
+        Args:
+          lines: iterable of str.
+
+        Returns:
+          (ids, lengths): list of int, all lines' ids in order; list of int,
+          the number of ids of each line.
+        """
+        ids, lengths = [], []
+        cache, words, tokenize_word = self._cache, self.words, self._tokenize_word
+        for line in lines:
+            before = len(ids)
+            for word in words(line):
+                word_ids = cache.get(word)
+                if word_ids is None:
+                    word_ids = tokenize_word(word)
+                ids += word_ids
+            lengths.append(len(ids) - before)
+        return ids, lengths
