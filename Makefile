@@ -44,7 +44,9 @@ bazel-check: setup
 	command -v bazel >/dev/null || { apt-get update -qq && apt-get install -y -qq bazel-bootstrap >/dev/null; }
 	tools/bazel_check.sh --test $(BAZEL_TESTS)
 
+# The peers it measures against (benchmarks/requirements.txt) are installed first.
 benchmark: setup
+	$(PY) -m pip install -q -r benchmarks/requirements.txt
 	$(PY) benchmarks/tokenization_benchmark.py
 	$(PY) benchmarks/model_benchmark.py
 	$(PY) benchmarks/create_pretraining_data_benchmark.py

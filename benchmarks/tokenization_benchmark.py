@@ -1,10 +1,21 @@
-"""Tokenization throughput: `FastFullTokenizer` vs the pure-Python `FullTokenizer`.
+"""Tokenization throughput of every path we have, beside the original and the raw op.
 
-Both paths tokenize the same deterministic, English-like corpus (generated
-here from a seed: Zipf-distributed words, punctuation, numbers, and a few
-accented, Greek, Cyrillic and CJK lines) with the same WordPiece vocab built
-from that corpus, so the WordPiece step splits rare words as on real text.
-The ids of the two paths are checked to be identical on every line.
+  pure         our FullTokenizer (the original algorithm, pure Python)
+  original     google-research/bert's tokenization.FullTokenizer, from the
+               pinned bert-tensorflow package (when installed: `make benchmark`)
+  fast         FastFullTokenizer (TensorFlow Text ops; serving uses it)
+  cached-cold  CachedFullTokenizer, a new one each pass: every distinct word
+               is tokenized once in the pass (what one pass over new text costs)
+  cached-warm  CachedFullTokenizer with every word of the corpus cached
+  tf-text-op   tensorflow-text's FastBertTokenizer alone, the raw op; its ids
+               are not FullTokenizer's on every line (the share is printed)
+
+All tokenize the same lines with the same vocab: by default a deterministic,
+English-like corpus generated here from a seed (Zipf-distributed words,
+punctuation, numbers, and a few accented, Greek, Cyrillic and CJK lines) and
+a WordPiece vocab built from it; `--tokenization_corpus_file` and `--tokenization_vocab_file` take real
+ones (e.g. a text corpus and BERT-Base uncased's vocab.txt). The ids of every
+path but the raw op are checked to be FullTokenizer's on every line.
 
 Usage, from the repository root:
   .venv/bin/python benchmarks/tokenization_benchmark.py [--num_lines=8000]
@@ -43,6 +54,9 @@ flags.DEFINE_enum("vocab_builder", "frequency", ["frequency", "tf_text"],
                   "TF Text's bert_vocab_from_dataset learner (slower).")
 flags.DEFINE_bool("do_lower_case", True, "Lower-case and strip accents (uncased BERT).")
 flags.DEFINE_integer("fast_batch_size", 1024, "Lines per FastFullTokenizer call.")
+flags.DEFINE_string("tokenization_corpus_file", None, "A text file to tokenize (its non-empty lines) instead "
+                    "of the generated corpus.")
+flags.DEFINE_string("tokenization_vocab_file", None, "A vocab to use instead of one built from the corpus.")
 flags.DEFINE_integer("repeats", 5, "Timed passes over the corpus per path, alternating; "
                      "the median counts.")
 
@@ -264,7 +278,7 @@ _VOCAB_BUILDERS = {"frequency": frequency_vocab, "tf_text": tf_text_vocab}
 
 
 def _time_pure(tokenizer, lines):
-    """Tokenizes every line with the pure-Python path; returns (seconds, ids)."""
+    """Tokenizes every line with a FullTokenizer; returns (seconds, ids)."""
     start = time.perf_counter()
     ids = [tokenizer.convert_tokens_to_ids(tokenizer.tokenize(line)) for line in lines]
     return time.perf_counter() - start, ids
@@ -279,6 +293,24 @@ def _time_fast(tokenizer, lines, batch_size):
     return time.perf_counter() - start, ids
 
 
+def _time_cached(tokenizer, lines):
+    """Tokenizes every line with a CachedFullTokenizer; returns (seconds, ids)."""
+    start = time.perf_counter()
+    ids = [tokenizer.tokenize_to_ids(line) for line in lines]
+    return time.perf_counter() - start, ids
+
+
+def _time_op(op, lines, batch_size):
+    """The raw tf-text op on batches of lines; returns (seconds, ids)."""
+    import tensorflow as tf  # pylint: disable=import-outside-toplevel
+    start = time.perf_counter()
+    ids = []
+    for begin in range(0, len(lines), batch_size):
+        ragged = op.tokenize(tf.constant(lines[begin:begin + batch_size]))
+        ids.extend(ragged.to_list())
+    return time.perf_counter() - start, ids
+
+
 def first_mismatch(expected, actual):
     """Index of the first line whose ids differ, or None if all are equal."""
     for index, (left, right) in enumerate(zip(expected, actual)):
@@ -289,85 +321,134 @@ def first_mismatch(expected, actual):
     return None
 
 
+def _read_lines(path):
+    with open(path, encoding="utf-8") as f:
+        return [line.strip() for line in f if line.strip()]
+
+
 def main(argv):
     del argv  # Unused.
     import tensorflow as tf
+    import tensorflow_text as tf_text
 
     import tokenization
     from benchmarks import benchmark_utils
 
-    print("Tokenization benchmark: FastFullTokenizer (TF Text) vs FullTokenizer (pure Python)")
+    print("Tokenization benchmark: every tokenizer path, the original and the raw tf-text op")
     for line in benchmark_utils.machine_lines(tf.__version__):
         print(line)
 
-    lines = generate_corpus(FLAGS.num_lines, FLAGS.corpus_seed)
+    if FLAGS.tokenization_corpus_file:
+        lines, corpus = _read_lines(FLAGS.tokenization_corpus_file), FLAGS.tokenization_corpus_file
+    else:
+        lines = generate_corpus(FLAGS.num_lines, FLAGS.corpus_seed)
+        corpus = "generated, seed %d" % FLAGS.corpus_seed
     num_bytes = sum(len(line.encode("utf-8")) + 1 for line in lines)
-    start = time.perf_counter()
-    build_vocab = _VOCAB_BUILDERS[FLAGS.vocab_builder]
-    vocab = build_vocab(lines, FLAGS.wordpiece_vocab_size, FLAGS.do_lower_case)
-    vocab_seconds = time.perf_counter() - start
-    print("corpus: %d lines, %.2f MB, seed %d; vocab: %d tokens (%s, built in %.1f s), "
-          "do_lower_case=%s"
-          % (len(lines), num_bytes / 1e6, FLAGS.corpus_seed, len(vocab), FLAGS.vocab_builder,
-             vocab_seconds, FLAGS.do_lower_case))
-
     with tempfile.TemporaryDirectory() as tmp:
-        vocab_file = os.path.join(tmp, "vocab.txt")
-        with open(vocab_file, "w", encoding="utf-8") as writer:
-            writer.write("".join(token + "\n" for token in vocab))
+        vocab_file = FLAGS.tokenization_vocab_file
+        if vocab_file:
+            vocab_description = vocab_file
+        else:
+            vocab_file = os.path.join(tmp, "vocab.txt")
+            start = time.perf_counter()
+            vocab = _VOCAB_BUILDERS[FLAGS.vocab_builder](lines, FLAGS.wordpiece_vocab_size,
+                                                         FLAGS.do_lower_case)
+            with open(vocab_file, "w", encoding="utf-8") as writer:
+                writer.write("".join(token + "\n" for token in vocab))
+            vocab_description = "%s, built in %.1f s" % (FLAGS.vocab_builder,
+                                                         time.perf_counter() - start)
         pure = tokenization.FullTokenizer(vocab_file, FLAGS.do_lower_case)
         fast = tokenization.FastFullTokenizer(vocab_file, FLAGS.do_lower_case)
+        original = _original_tokenizer(vocab_file)
+    vocab = pure.vocab
+    print("corpus: %d lines, %.2f MB (%s); vocab: %d tokens (%s), do_lower_case=%s"
+          % (len(lines), num_bytes / 1e6, corpus, len(vocab), vocab_description,
+             FLAGS.do_lower_case))
+    if original is None:
+        print("original: bert-tensorflow is not installed (pip install -r "
+              "benchmarks/requirements.txt); not measured")
+    op = tf_text.FastBertTokenizer(list(vocab), token_out_type=tf.int64,
+                                   lower_case_nfd_strip_accents=FLAGS.do_lower_case)
 
-    # Warm-up: the first fast call traces the tf.function graph; the pure
-    # path gets the same lines for symmetry (it has no tracing).
+    timers = {"pure": lambda: _time_pure(pure, lines)}
+    if original is not None:
+        timers["original"] = lambda: _time_pure(original, lines)
+    cached = tokenization.CachedFullTokenizer(vocab, FLAGS.do_lower_case)
+    timers.update({
+        "fast": lambda: _time_fast(fast, lines, FLAGS.fast_batch_size),
+        "cached-cold": lambda: _time_cached(
+            tokenization.CachedFullTokenizer(vocab, FLAGS.do_lower_case), lines),
+        "cached-warm": lambda: _time_cached(cached, lines),
+        "tf-text-op": lambda: _time_op(op, lines, FLAGS.fast_batch_size),
+    })
+    # Warm-up: tracing of the TensorFlow paths, and the warm cache.
     warmup_lines = lines[:FLAGS.fast_batch_size]
     fast.tokenize_to_ids(warmup_lines)
-    _time_pure(pure, warmup_lines)
+    _time_op(op, warmup_lines, FLAGS.fast_batch_size)
+    _time_cached(cached, lines)
 
-    # Alternate the two paths so that load drift on a shared machine hits both.
-    pure_seconds, fast_seconds = [], []
+    # Alternate the paths so that load drift on a shared machine hits them all.
+    seconds = {name: [] for name in timers}
+    ids = {}
     for _ in range(FLAGS.repeats):
-        seconds, pure_ids = _time_pure(pure, lines)
-        pure_seconds.append(seconds)
-        seconds, fast_ids = _time_fast(fast, lines, FLAGS.fast_batch_size)
-        fast_seconds.append(seconds)
+        for name, timer in timers.items():
+            elapsed, ids[name] = timer()
+            seconds[name].append(elapsed)
 
-    mismatch = first_mismatch(pure_ids, fast_ids)
-    if mismatch is not None:
-        print("parity: MISMATCH at line %d\n  text: %r\n  pure: %s\n  fast: %s"
-              % (mismatch, lines[mismatch] if mismatch < len(lines) else None,
-                 pure_ids[mismatch] if mismatch < len(pure_ids) else None,
-                 fast_ids[mismatch] if mismatch < len(fast_ids) else None))
-        return 1
-    num_tokens = sum(len(ids) for ids in pure_ids)
-    suffix_ids = {i for i, token in enumerate(vocab) if token.startswith("##")}
-    num_suffixes = sum(1 for ids in pure_ids for i in ids if i in suffix_ids)
-    num_unk = sum(ids.count(vocab.index("[UNK]")) for ids in pure_ids)
-    print("parity: ok (identical ids on all %d lines; %d tokens, %.1f%% of them "
-          "'##' pieces, %d [UNK])"
-          % (len(lines), num_tokens, 100.0 * num_suffixes / num_tokens, num_unk))
+    pure_ids = ids["pure"]
+    for name in timers:
+        if name == "tf-text-op":
+            continue
+        mismatch = first_mismatch(pure_ids, ids[name])
+        if mismatch is not None:
+            print("parity: MISMATCH of %s at line %d\n  text: %r\n  pure: %s\n  %s: %s"
+                  % (name, mismatch, lines[mismatch] if mismatch < len(lines) else None,
+                     pure_ids[mismatch] if mismatch < len(pure_ids) else None, name,
+                     ids[name][mismatch] if mismatch < len(ids[name]) else None))
+            return 1
+    num_tokens = sum(len(line_ids) for line_ids in pure_ids)
+    suffix_ids = {i for token, i in vocab.items() if token.startswith("##")}
+    num_suffixes = sum(1 for line_ids in pure_ids for i in line_ids if i in suffix_ids)
+    num_unk = sum(line_ids.count(vocab["[UNK]"]) for line_ids in pure_ids)
+    op_same = sum(a == b for a, b in zip(pure_ids, ids["tf-text-op"]))
+    print("parity: ok (%s: FullTokenizer's ids on all %d lines; %d tokens, %.1f%% of them "
+          "'##' pieces, %d [UNK]); tf-text-op: the same ids on %d of %d lines"
+          % (", ".join(name for name in timers if name != "tf-text-op"), len(lines), num_tokens,
+             100.0 * num_suffixes / num_tokens, num_unk, op_same, len(lines)))
 
     rows = []
     results = {}
-    for name, seconds in (("pure", pure_seconds), ("fast", fast_seconds)):
-        median, spread = benchmark_utils.median_and_spread(seconds)
+    for name, values in seconds.items():
+        median, spread = benchmark_utils.median_and_spread(values)
         results[name] = num_tokens / median
         rows.append([name, str(len(lines)), str(num_tokens), "%.3f" % median,
                      "%.0f%%" % (100 * spread), "%.0f" % results[name],
                      "%.2f" % (num_bytes / median / 1e6)])
     print()
     print("median of %d passes over the corpus; spread = (max - min) / median; tokens = "
-          "wordpiece ids; fast path called on batches of %d lines"
+          "wordpiece ids (FullTokenizer's count); TensorFlow paths called on batches of %d lines"
           % (FLAGS.repeats, FLAGS.fast_batch_size))
     print(benchmark_utils.format_table(
         ["path", "lines", "tokens", "seconds", "spread", "tokens/s", "MB/s"], rows))
-    ratio = results["fast"] / results["pure"]
-    # Passes of the same repeat ran back to back, under the same load.
-    paired = statistics.median(p / f for p, f in zip(pure_seconds, fast_seconds))
     print()
-    print("ratio fast/pure: %.1fx (paired, median over passes of pure/fast time: %.1fx); "
-          "goal >= 10x: %s" % (ratio, paired, "met" if ratio >= 10 else "NOT met"))
+    for name in ("fast", "cached-cold", "cached-warm"):
+        print("ratio %s/pure: %.1fx; %s/tf-text-op: %.2fx%s"
+              % (name, results[name] / results["pure"], name,
+                 results[name] / results["tf-text-op"],
+                 "; %s/original: %.1fx" % (name, results[name] / results["original"])
+                 if "original" in results else ""))
+    print("goal >= 4M tokens/s (cold, the slower case): %s (%.2fM tokens/s)"
+          % ("met" if results["cached-cold"] >= 4e6 else "NOT met", results["cached-cold"] / 1e6))
     return 0
+
+
+def _original_tokenizer(vocab_file):
+    """google-research/bert's FullTokenizer (bert-tensorflow), or None if not installed."""
+    try:
+        from bert import tokenization as original  # pylint: disable=import-outside-toplevel
+    except ImportError:
+        return None
+    return original.FullTokenizer(vocab_file, FLAGS.do_lower_case)
 
 
 if __name__ == "__main__":

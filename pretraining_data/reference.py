@@ -7,9 +7,9 @@ memory (a blank line starts a new one; files are simply concatenated), make
 all instances with one `random.Random(random_seed)`, shuffle them, convert
 them to ids and write them as `tf.train.Example`s round-robin.
 
-Our pipeline with a single shard and `fast_tokenizer=False` must write the
-same bytes (tested), and `benchmarks/create_pretraining_data_benchmark.py`
-times this as the original. One liberty, which does not change what parses:
+Our pipeline with a single shard, with either tokenizer, must write the same
+bytes (tested); `benchmarks/create_pretraining_data_benchmark.py` times the
+original script itself. One liberty, which does not change what parses:
 examples are serialized with `deterministic=True` (sorted feature names; the
 original's order is whatever the protobuf library's map iteration gives).
 """
