@@ -6,9 +6,9 @@ import os
 
 import numpy as np
 import pytest
-import tensorflow as tf
 from official.nlp.tools import tokenization as model_garden_tokenization
 
+import file_system
 import tokenization
 from squad_data import examples as squad_examples
 from squad_data import features as squad_features
@@ -221,14 +221,25 @@ def test_interrupted_writes_leave_no_prediction_file(tokenizer, tmp_path, monkey
     out = _run(examples, features, [_logits(SEQ, p5=5.0)], [_logits(SEQ, p6=5.0)],
                version_2_with_negative=True)
 
-    class DiskFull(tf.io.gfile.GFile):
+    real_open = file_system.open_file
+
+    class DiskFull:
         """Every write lands, then fails: an interrupted run."""
 
+        def __init__(self, path, mode="r"):
+            self._file = real_open(path, mode)
+
         def write(self, data):
-            super().write(data)
+            self._file.write(data)
             raise OSError("disk full")
 
-    monkeypatch.setattr(tf.io.gfile, "GFile", DiskFull)
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc_info):
+            self._file.close()
+
+    monkeypatch.setattr(file_system, "open_file", DiskFull)
     with pytest.raises(OSError, match="disk full"):
         postprocess.write_prediction_files(str(tmp_path), out)
     assert os.listdir(str(tmp_path)) == []
