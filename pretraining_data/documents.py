@@ -19,7 +19,7 @@ from typing import Iterator, List
 import file_system
 
 # Read in blocks and split lines ourselves: GFile.readline() is ~10x slower.
-_BLOCK_SIZE = 1 << 22
+_BLOCK_SIZE = 1 << 20
 _GLOB_CHARS = frozenset("*?[")
 
 

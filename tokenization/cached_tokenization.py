@@ -58,7 +58,7 @@ class CachedFullTokenizer:
       vocab: dict token -> id.
     """
 
-    def __init__(self, vocab, do_lower_case=True, max_cached_words=1 << 20):
+    def __init__(self, vocab, do_lower_case=True, max_cached_words=1 << 17):
         """Args: vocab: dict token -> id (load_vocab's); do_lower_case: as FullTokenizer.
 
         Raises:
