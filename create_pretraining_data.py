@@ -29,8 +29,8 @@ _PROGRAM = "create_pretraining_data.py"
 
 
 def main(_):
-    # Imported here, not at the top: spawned workers re-import this script,
-    # and must not pay for TensorFlow, which the pipeline's main side needs.
+    # Imported here, not at the top: workers, when spawned, re-import this
+    # script and need only what pretraining_data.shard_worker imports.
     from pretraining_data import pipeline
 
     try:

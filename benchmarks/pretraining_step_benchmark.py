@@ -78,7 +78,8 @@ flags.DEFINE_integer("steps_per_round", 2, "Training steps per timed loop call "
                      "on 2 cores (a float32 step takes ~3-5 s there).")
 flags.DEFINE_integer("warmup_rounds", 2, "Untimed rounds per contender (>= 1; the "
                      "first one traces the loop).")
-flags.DEFINE_integer("timed_rounds", 5, "Timed rounds per contender.")
+flags.DEFINE_integer("timed_rounds", 9, "Timed rounds per contender (enough for a median on a shared "
+                     "host).")
 flags.DEFINE_list("train_dtypes", ["float32", "bfloat16"], "--dtype values of run_pretraining.")
 # Internal: the child process mode.
 flags.DEFINE_enum("contender", None, ["ours", "baseline"],
