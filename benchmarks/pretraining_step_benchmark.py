@@ -377,9 +377,14 @@ def torch_interpreter():
                   "them with --torch_python")
 
 
+def contenders(torch_python):
+    """The contenders' names: ours and the baseline, and the PyTorch peer given its interpreter."""
+    return CONTENDERS + ((PYTORCH,) if torch_python else ())
+
+
 def measure(s, dtype, torch_python=None):
     """Runs the contenders of one dtype in alternation; returns {name: results}."""
-    names = CONTENDERS + ((PYTORCH,) if torch_python else ())
+    names = contenders(torch_python)
     children = {name: _Child(s, name, dtype, torch_python) for name in names}  # Built concurrently.
     try:
         results = {}
@@ -428,7 +433,7 @@ def main(argv):
           "intermediate=%(intermediate_size)d vocab=%(vocab_size)d seq=%(seq_length)d "
           "max_predictions=%(max_predictions_per_seq)d batch=%(train_batch_size)d" % s)
     torch_python, why_not = torch_interpreter()
-    names = CONTENDERS + ((PYTORCH,) if torch_python else ())
+    names = contenders(torch_python)
     print("timing: one child process per contender and dtype; %(warmup_rounds)d warm-up + "
           "%(timed_rounds)d timed rounds of %(steps_per_round)d steps (one loop call) each, "
           "taking turns" % s + (" [--quick: figures are meaningless]" if FLAGS.quick else ""))

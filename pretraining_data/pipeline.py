@@ -75,15 +75,15 @@ def missing_compiled_modules():
 
 
 @contextlib.contextmanager
-def _shard_processing(processor_args, num_workers):
-    """Yields a function: iterable of Shards -> iterator of ShardRecords, in order.
+def _shard_processing(processor, processor_args, num_workers):
+    """Yields a function: iterable of TextShards -> iterator of ShardRecords, in order.
 
-    With workers, they are started at once, so that they boot while the main
-    process builds its tokenizer. num_workers = 0 processes shards in-process.
+    With workers, they are started at once (each building its ShardProcessor
+    from processor_args), so that they boot while the main process reads the
+    first shards. num_workers = 0 processes shards in-process with `processor`.
     """
     if num_workers == 0:
-        process = shard_worker.ShardProcessor(*processor_args)
-        yield lambda shard_stream: map(process, shard_stream)
+        yield lambda shard_stream: map(processor, shard_stream)
         return
     # ProcessPoolExecutor, not multiprocessing.Pool: when a worker dies (say,
     # killed for lack of memory) it raises BrokenProcessPool where Pool hangs.
@@ -151,11 +151,11 @@ def run(options, fast_tokenizer=True, progress_interval_seconds=10.0):
     reader = documents_lib.DocumentReader(input_files)
     vocab = shard_tokenizer.load_vocab(options.vocab_file)
     processor_args = (vocab, options, options.random_seed, fast_tokenizer)
-    shard_worker.ShardProcessor(*processor_args)  # Vocab errors here, not in a worker.
+    processor = shard_worker.ShardProcessor(*processor_args)  # Vocab errors here, not in a worker.
     inv_vocab = {token_id: token for token, token_id in vocab.items()}
     max_characters = shards.characters_per_shard(reader.total_bytes)
 
-    with _shard_processing(processor_args, options.num_workers) as process_shards:
+    with _shard_processing(processor, processor_args, options.num_workers) as process_shards:
         logging.info("*** Reading from %d input files (%d bytes) ***", len(input_files),
                      reader.total_bytes)
         # Every output file is written beside its path and renamed there
