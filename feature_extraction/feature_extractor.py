@@ -26,7 +26,7 @@ import modeling
 import outputs
 import tokenization
 from options import option
-from training import distribution, run_setup
+from training import distribution, inference, run_setup
 from training import init_checkpoint as init_checkpoint_lib
 
 # The original's pair syntax: the last " ||| " wins because `(.*)` is greedy.
@@ -268,19 +268,16 @@ def load_encoder(bert_config, init_checkpoint):
 class FeatureExtractor:
     """Runs a `BertModel` and gathers the chosen encoder layers.
 
-    Call with three int arrays [batch_size, seq_length] (input_ids,
+    Call with three int arrays [n, seq_length], n <= batch_size (input_ids,
     input_mask, input_type_ids); returns a float32 numpy array
-    [batch_size, len(layer_indexes), seq_length, hidden_size] whose [:, j]
+    [n, len(layer_indexes), seq_length, hidden_size] whose [:, j]
     is `all_encoder_layers[layer_indexes[j]]`.
     """
 
-    def __init__(self, model, layer_indexes, seq_length):
+    def __init__(self, model, layer_indexes, seq_length, batch_size=32, jit_compile=False):
         check_layer_indexes(layer_indexes, model.config.num_hidden_layers)
         self.layer_indexes = list(layer_indexes)
-        spec = tf.TensorSpec([None, seq_length], tf.int32)
 
-        # One trace for every batch, the smaller last one included.
-        @tf.function(input_signature=[spec, spec, spec])
         def encode(input_ids, input_mask, input_type_ids):
             model_outputs = model(
                 dict(input_ids=input_ids, input_mask=input_mask, token_type_ids=input_type_ids),
@@ -289,14 +286,11 @@ class FeatureExtractor:
             layers = model_outputs["all_encoder_layers"]
             return tf.stack([layers[i] for i in self.layer_indexes], axis=1)
 
-        self._encode = encode
+        # One trace (one XLA compilation) for every batch, the smaller last one included.
+        self._encode = inference.BatchForward(encode, batch_size, seq_length, jit_compile)
 
     def __call__(self, input_ids, input_mask, input_type_ids):
-        return self._encode(
-            tf.constant(input_ids, tf.int32),
-            tf.constant(input_mask, tf.int32),
-            tf.constant(input_type_ids, tf.int32),
-        ).numpy()
+        return self._encode(input_ids, input_mask, input_type_ids).numpy()
 
 
 def feature_to_json(feature, layer_values, layer_indexes):
@@ -383,6 +377,7 @@ def run(
     layer_indexes=(-1, -2, -3, -4),
     max_seq_length=128,
     batch_size=32,
+    jit_compile=False,
 ):
     """Extracts features for every line of `input_file` into `output_file`.
 
@@ -395,6 +390,7 @@ def run(
       layer_indexes: list of int, indexes into `all_encoder_layers`.
       max_seq_length: int, longer inputs are truncated.
       batch_size: int, examples per model call.
+      jit_compile: bool, compile the forward pass with XLA (--inference_xla).
 
     Returns:
       int, the number of examples written.
@@ -423,15 +419,16 @@ def run(
     features = convert_examples_to_features(examples, max_seq_length, tokenizer)
 
     model = load_encoder(bert_config, checkpoint)
-    extractor = FeatureExtractor(model, layer_indexes, max_seq_length)
+    extractor = FeatureExtractor(model, layer_indexes, max_seq_length, batch_size, jit_compile)
     count = write_features(output_file, features, extractor, batch_size)
     logging.info("Wrote features of %d examples to %s.", count, output_file)
     return count
 
 
 @dataclasses.dataclass(kw_only=True)
-class ExtractFeaturesOptions(run_setup.BertConfigOptions, distribution.TpuOptions):
-    """The extract_features.py flags: the original's (the TPU ones accepted, without effect), and --head_size."""
+class ExtractFeaturesOptions(run_setup.BertConfigOptions, distribution.TpuOptions, inference.InferenceOptions):
+    """The extract_features.py flags: the original's (the TPU ones accepted, without effect), --head_size and
+    --inference_xla (the model runs in float32)."""
 
     input_file: str = option(help="Text file, one example per line; `a ||| b` for a pair.")
     output_file: str = option(help="JSON-lines file to write, one line per example.")
@@ -465,4 +462,4 @@ def run_from_options(options):
     layer_indexes = parse_layers(options.layers, bert_config.num_hidden_layers)
     tokenizer = tokenization.FullTokenizer(vocab_file=options.vocab_file, do_lower_case=options.do_lower_case)
     return run(options.input_file, options.output_file, bert_config, options.init_checkpoint, tokenizer,
-               layer_indexes, options.max_seq_length, options.batch_size)
+               layer_indexes, options.max_seq_length, options.batch_size, options.jit_compile("float32"))

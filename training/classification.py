@@ -23,7 +23,7 @@ from classifier_data import metrics as metrics_lib
 from classifier_data import processors, submission
 from options import option
 from serving.export import ExportOptions, export_classifier
-from training import input_checks, run_setup
+from training import inference, input_checks, run_setup
 from training import trainer as trainer_lib
 from training.training_options import EvaluationOptions, FineTuningOptions
 
@@ -135,17 +135,17 @@ class ClassifierRun:
         )
         return trainer_lib.train(options, schedule, strategy, task, self.freezer, callbacks)
 
-    def _logits_fn(self, model):
-        """One traced function per model; the last partial batch does not retrace."""
-        if getattr(self, "_logits_model", None) is not model:
-            spec = tf.TensorSpec([None, self.options.max_seq_length], tf.int32)
+    def _logits_fn(self, model, batch_size):
+        """One traced function per model and batch size (eval and predict sizes differ)."""
+        if getattr(self, "_logits_key", None) != (model, batch_size):
 
-            @tf.function(input_signature=[spec, spec, spec])
             def logits(input_ids, input_mask, segment_ids):
                 inputs = dict(input_ids=input_ids, input_mask=input_mask, token_type_ids=segment_ids)
                 return tf.cast(model(inputs, training=False)["logits"], tf.float32)
 
-            self._logits_model, self._logits = model, logits
+            self._logits_key = (model, batch_size)
+            self._logits = inference.BatchForward(
+                logits, batch_size, self.options.max_seq_length, self.options.jit_compile(self.options.dtype))
         return self._logits
 
     def _predict(self, model, examples, name, batch_size):
@@ -154,7 +154,7 @@ class ClassifierRun:
         dataset = features_lib.dataset_from_file(
             records, self.options.max_seq_length, self.is_regression, batch_size,
             is_training=False, drop_remainder=False)
-        step = self._logits_fn(model)
+        step = self._logits_fn(model, batch_size)
         logits, labels = [], []
         for batch in dataset:
             logits.append(step(batch["input_ids"], batch["input_mask"], batch["segment_ids"]).numpy())

@@ -23,7 +23,7 @@ import tokenization
 from classifier_data.features import check_vocab_fits_config
 from options import Options, option
 from serving.export import ExportOptions, export_squad
-from training import input_checks, run_setup
+from training import inference, input_checks, run_setup
 from training import trainer as trainer_lib
 from training.training_options import FineTuningOptions
 
@@ -156,15 +156,15 @@ class SquadRun:
             options.max_query_length, is_training=False)
         logging.info("***** Running predictions: %d examples, %d features *****",
                      len(read.examples), len(features))
-        spec = tf.TensorSpec([None, options.max_seq_length], tf.int32)
 
-        @tf.function(input_signature=[spec, spec, spec])
         def logits(input_ids, input_mask, segment_ids):
             outputs = model(dict(input_ids=input_ids, input_mask=input_mask,
                                  token_type_ids=segment_ids), training=False)
             return (tf.cast(outputs["start_logits"], tf.float32),
                     tf.cast(outputs["end_logits"], tf.float32))
 
+        logits = inference.BatchForward(logits, options.predict_batch_size, options.max_seq_length,
+                                        options.jit_compile(options.dtype))
         results = []
         for batch in squad_data.features_to_dataset(features, options.predict_batch_size):
             start, end = logits(batch["input_ids"], batch["input_mask"], batch["segment_ids"])

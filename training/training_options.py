@@ -11,6 +11,7 @@ from typing import Optional
 from freezing import FreezingOptions
 from options import Options, option
 from training.distribution import DistributionOptions
+from training.inference import InferenceOptions
 from training.optimization import OPTIMIZERS
 
 DTYPES = ("float32", "bfloat16", "float16")
@@ -91,8 +92,8 @@ class Schedule:
 
 
 @dataclasses.dataclass(kw_only=True)
-class FineTuningOptions(TrainingOptions, VocabOptions):
-    """The original fine-tuning flags that run_classifier.py and run_squad.py share."""
+class FineTuningOptions(TrainingOptions, VocabOptions, InferenceOptions):
+    """The original fine-tuning flags that run_classifier.py and run_squad.py share (and --inference_xla)."""
 
     do_predict: bool = option(False, "Whether to run the model on the test or predict set.")
     predict_batch_size: int = option(8, "Total batch size for predictions.", minimum=1)
