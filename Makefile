@@ -45,7 +45,7 @@ bazel-check: setup
 	tools/bazel_check.sh --test $(BAZEL_TESTS)
 
 # The peers it measures against (benchmarks/requirements.txt) are installed first.
-# The PyTorch peer of the step benchmark runs in an interpreter of your choice that
+# The PyTorch peers of the step and inference benchmarks run in an interpreter of your choice that
 # has torch and transformers: make benchmark TORCH_PYTHON=/path/to/python
 TORCH_PYTHON ?=
 benchmark: setup
@@ -54,6 +54,7 @@ benchmark: setup
 	$(PY) benchmarks/model_benchmark.py
 	$(PY) benchmarks/create_pretraining_data_benchmark.py
 	$(PY) benchmarks/pretraining_step_benchmark.py $(if $(TORCH_PYTHON),--torch_python=$(TORCH_PYTHON))
+	$(PY) benchmarks/inference_benchmark.py $(if $(TORCH_PYTHON),--torch_python=$(TORCH_PYTHON))
 
 clean:
 	rm -rf $(VENV) demo_output benchmark_output build pretraining_data/*.c pretraining_data/*.so

@@ -1,8 +1,77 @@
-"""Helpers shared by the benchmark scripts: machine description, statistics."""
+"""Helpers shared by the benchmark scripts: shared flags, machine description, statistics."""
 
+import importlib.util
 import os
 import platform
 import statistics
+import sys
+
+from absl import flags
+
+
+def define_once(define, name, default, help_text, **kwargs):
+    """Defines a flag unless another benchmark imported in this process did.
+
+    The shape flags share names, defaults and meaning across the benchmarks,
+    which benchmarks_test.py imports into one process.
+    """
+    if name not in flags.FLAGS:
+        define(name, default, help_text, **kwargs)
+
+
+def define_bert_shape_flags():
+    """The BERT shape flags (defaults: 4 layers, hidden 512, 8 heads) and --quick."""
+    define_once(flags.DEFINE_integer, "num_layers", 4, "Transformer layers.")
+    define_once(flags.DEFINE_integer, "hidden_size", 512, "Hidden size H.")
+    define_once(flags.DEFINE_integer, "num_heads", 8, "Attention heads N.")
+    define_once(flags.DEFINE_integer, "intermediate_size", 2048, "Feed-forward inner size.")
+    define_once(flags.DEFINE_integer, "vocab_size", 30522, "Word embedding rows.")
+    define_once(flags.DEFINE_integer, "seq_length", 128, "Tokens per sequence.")
+    define_once(flags.DEFINE_integer, "model_seed", 1, "Seed of the weights and the inputs.")
+    define_once(flags.DEFINE_bool, "quick", False, "Tiny config and 1 timed round: only checks "
+                "that the script runs; the figures mean nothing.")
+
+
+def define_torch_python_flag():
+    define_once(flags.DEFINE_string, "torch_python", None, "An interpreter with torch and "
+                "transformers, to run the PyTorch peers (Hugging Face BERT with torch.compile). "
+                "Default: this interpreter if it has both; otherwise they are skipped with a note. "
+                "'none' skips them.")
+
+
+def torch_interpreter(setting):
+    """The interpreter of the PyTorch peers given --torch_python, or (None, why not)."""
+    if setting == "none":
+        return None, "--torch_python=none"
+    if setting:
+        return setting, None
+    if importlib.util.find_spec("torch") and importlib.util.find_spec("transformers"):
+        return sys.executable, None
+    return None, ("torch and transformers are not installed here; give an interpreter that has "
+                  "them with --torch_python")
+
+
+def bert_config(s):
+    """The BertConfig of the shape flags in `s` (a settings dict)."""
+    import modeling
+
+    return modeling.BertConfig(
+        vocab_size=s["vocab_size"],
+        hidden_size=s["hidden_size"],
+        num_hidden_layers=s["num_layers"],
+        num_attention_heads=s["num_heads"],
+        intermediate_size=s["intermediate_size"],
+        max_position_embeddings=max(512, s["seq_length"]),
+        type_vocab_size=2,
+    )
+
+
+def set_dtype(dtype):
+    """The global Keras policy of --dtype, as run_pretraining.py sets it."""
+    import tensorflow as tf
+    from official.modeling import performance
+
+    performance.set_mixed_precision_policy(tf.as_dtype(dtype))
 
 
 def cpu_model():

@@ -5,6 +5,7 @@ tokenization paths agree. No timing is asserted: the machine is shared.
 """
 
 import re
+import sys
 
 import numpy as np
 import pytest
@@ -12,6 +13,7 @@ from absl import flags
 from absl.testing import flagsaver
 
 from benchmarks import create_pretraining_data_benchmark
+from benchmarks import inference_benchmark
 from benchmarks import lm_benchmark
 from benchmarks import model_benchmark
 from benchmarks import nmt_benchmark
@@ -101,6 +103,42 @@ def test_pretraining_step_benchmark_quick_prints_positive_figures(capsys):
     for row in rows:
         assert all(float(figure) > 0 for figure in row[1:]), row
     assert "not judged with --quick" in out, out
+
+
+def test_inference_benchmark_contenders_compute_the_same_encoder():
+    # In process, at the --quick shapes: ours (XLA or not), the exported SavedModel and Model
+    # Garden's encoder with the same seed give the same last layer, so the benchmark times like for like.
+    with flagsaver.flagsaver(quick=True):
+        s = inference_benchmark._settings()
+    ours, params = inference_benchmark._build_ours(s, "float32", jit_compile=False)
+    xla, _ = inference_benchmark._build_ours(s, "float32", jit_compile=True)
+    savedmodel, savedmodel_params = inference_benchmark._build_savedmodel(s, "float32")
+    baseline, baseline_params = inference_benchmark._build_baseline(s, "float32")
+    last_layer = ours()[:, 0]
+    assert last_layer.shape == (s["batch_size"], s["seq_length"], s["hidden_size"])
+    assert params == savedmodel_params == baseline_params
+    np.testing.assert_allclose(xla()[:, 0], last_layer, atol=1e-5)
+    np.testing.assert_allclose(savedmodel()[0], last_layer, atol=1e-5)
+    # Same architecture and seed, but Model Garden draws its weights in another order.
+    assert baseline()[0].shape == last_layer.shape
+
+
+def test_inference_benchmark_reports_the_table_and_the_verdicts(capsys, monkeypatch):
+    def fake_measure(s, dtype, torch_python=None):
+        seconds = dict(ours=1.0, ours_tuned=2.0, savedmodel=1.5, baseline=1.25, pytorch=0.8)
+        return {name: dict(params=10, build_seconds=1.0, seconds=[seconds[name]] * 3, values=[0.0] * 3,
+                           peak_kb=2048, rss_kb=1024)
+                for name in inference_benchmark.contenders(torch_python)}
+
+    monkeypatch.setattr(inference_benchmark, "measure", fake_measure)
+    with flagsaver.flagsaver(torch_python=sys.executable, inference_dtypes=["float32"]):
+        assert inference_benchmark.main([]) == 0
+    out = capsys.readouterr().out
+    # 32 sequences per call: 32, 16, 21.33, 25.6, 40 seq/s; ratios 2, 1.5, 1.25, 0.8.
+    assert re.search(r"float32\s+32\.00\s+0%\s+16\.00\s+0%\s+21\.33\s+0%\s+25\.60\s+0%\s+40\.00\s+0%"
+                     r"\s+2\.000\s+1\.500\s+1\.250\s+0\.800\s+2\s+2\s+2\s+2\s+2", out), out
+    assert ("float32: goal ours >= the best peer (baseline, pytorch): NOT met (worst ours/peer 0.800); "
+            "default vs the other --inference_xla: 2.000") in out, out
 
 
 def test_lm_benchmark_quick_prints_throughput_and_the_flop_ratio(capsys):

@@ -45,13 +45,10 @@ onednn.enable()  # before TensorFlow loads, as the entry points do
 from absl import app  # noqa: E402
 from absl import flags  # noqa: E402
 
+from benchmarks import benchmark_utils  # noqa: E402
+
 FLAGS = flags.FLAGS
-flags.DEFINE_integer("num_layers", 4, "Transformer layers.")
-flags.DEFINE_integer("hidden_size", 512, "Hidden size H.")
-flags.DEFINE_integer("num_heads", 8, "Attention heads N.")
-flags.DEFINE_integer("intermediate_size", 2048, "Feed-forward inner size.")
-flags.DEFINE_integer("vocab_size", 30522, "Word embedding rows.")
-flags.DEFINE_integer("seq_length", 128, "Tokens per sequence.")
+benchmark_utils.define_bert_shape_flags()
 flags.DEFINE_integer("batch_size", 16, "Sequences per step (16 keeps the default "
                      "run under ~5 min on 2 cores; BERT-style runs use 32).")
 flags.DEFINE_integer("head_size", None,
@@ -64,9 +61,6 @@ flags.DEFINE_list("dtypes", ["float32", "mixed_bfloat16"], "Mixed precision poli
 flags.DEFINE_list("modes", ["forward", "train"], "What to time: forward, train.")
 flags.DEFINE_enum("optimizer", "adam", ["adam", "sgd"], "tf_keras optimizer of the train step.")
 flags.DEFINE_bool("jit_compile", False, "Compile the step functions with XLA.")
-flags.DEFINE_integer("model_seed", 1, "Seed of the weights and the inputs.")
-flags.DEFINE_bool("quick", False, "Tiny config and 2 timed steps: only checks that "
-                  "the script runs; the figures mean nothing.")
 
 _QUICK = dict(num_layers=1, hidden_size=64, num_heads=2, intermediate_size=128,
               vocab_size=1000, seq_length=16, batch_size=4, timed_steps=2)
@@ -232,8 +226,6 @@ def parameter_report(models, s):
 def main(argv):
     del argv  # Unused.
     import tensorflow as tf
-
-    from benchmarks import benchmark_utils
 
     s = _settings()
     if s["warmup_steps"] < 1 or s["timed_steps"] < 1:

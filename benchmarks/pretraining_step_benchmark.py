@@ -33,9 +33,7 @@ Usage, from the repository root:
 """
 
 import os
-import resource
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -53,30 +51,13 @@ onednn.enable()  # before TensorFlow loads, as the entry points do
 from absl import app  # noqa: E402
 from absl import flags  # noqa: E402
 
-from benchmarks import pretraining_batches  # noqa: E402
+from benchmarks import benchmark_utils, child_processes, child_protocol, pretraining_batches  # noqa: E402
 
 FLAGS = flags.FLAGS
 
 
-def _define(define, name, default, help_text, **kwargs):
-    """Defines a flag unless another benchmark imported in this process did.
-
-    The shape flags share names, defaults and meaning with model_benchmark.py,
-    which benchmarks_test.py imports too.
-    """
-    if name not in FLAGS:
-        define(name, default, help_text, **kwargs)
-
-
-_define(flags.DEFINE_integer, "num_layers", 4, "Transformer layers.")
-_define(flags.DEFINE_integer, "hidden_size", 512, "Hidden size H.")
-_define(flags.DEFINE_integer, "num_heads", 8, "Attention heads N.")
-_define(flags.DEFINE_integer, "intermediate_size", 2048, "Feed-forward inner size.")
-_define(flags.DEFINE_integer, "vocab_size", 30522, "Word embedding rows.")
-_define(flags.DEFINE_integer, "seq_length", 128, "Tokens per sequence.")
-_define(flags.DEFINE_integer, "model_seed", 1, "Seed of the weights and the batches.")
-_define(flags.DEFINE_bool, "quick", False, "Tiny config, 1 warm-up and 1 timed round: "
-        "only checks that the script runs; the figures mean nothing.")
+benchmark_utils.define_bert_shape_flags()
+benchmark_utils.define_torch_python_flag()
 flags.DEFINE_integer("max_predictions_per_seq", 20, "Masked-LM predictions per sequence.")
 flags.DEFINE_integer("train_batch_size", 32, "Sequences per step.")
 flags.DEFINE_integer("steps_per_round", 2, "Training steps per timed loop call "
@@ -87,11 +68,6 @@ flags.DEFINE_integer("warmup_rounds", 2, "Untimed rounds per contender (>= 1; th
 flags.DEFINE_integer("timed_rounds", 9, "Timed rounds per contender (enough for a median on a shared "
                      "host).")
 flags.DEFINE_list("train_dtypes", ["float32", "bfloat16"], "--dtype values of run_pretraining.")
-flags.DEFINE_string("torch_python", None, "An interpreter with torch and transformers, to run the "
-                    "PyTorch peer (benchmarks/torch_pretraining_step.py: Hugging Face BERT with "
-                    "torch.compile). Default: this interpreter if it has both; otherwise the peer is "
-                    "skipped with a note. 'none' skips it.")
-
 # Internal: the child process mode.
 flags.DEFINE_enum("contender", None, ["ours", "baseline"],
                   "Internal: run one contender as a child process driven on stdin.")
@@ -107,8 +83,6 @@ PYTORCH = "pytorch"
 CONTENDERS = (OURS, BASELINE)
 _SHAPE_FLAGS = ("num_layers", "hidden_size", "num_heads", "intermediate_size", "vocab_size",
                 "seq_length", "max_predictions_per_seq", "train_batch_size", "steps_per_round", "model_seed")
-# Child -> parent protocol lines start with this; anything else is ignored.
-_TAG = "@@bench "
 _LEARNING_RATE = 1e-4
 _NUM_TRAIN_STEPS = 100000
 _NUM_WARMUP_STEPS = 10000
@@ -133,20 +107,6 @@ def make_dataset(s):
     return tf.data.Dataset.from_tensor_slices(arrays).repeat().prefetch(1)
 
 
-def _bert_config(s):
-    import modeling
-
-    return modeling.BertConfig(
-        vocab_size=s["vocab_size"],
-        hidden_size=s["hidden_size"],
-        num_hidden_layers=s["num_layers"],
-        num_attention_heads=s["num_heads"],
-        intermediate_size=s["intermediate_size"],
-        max_position_embeddings=max(512, s["seq_length"]),
-        type_vocab_size=2,
-    )
-
-
 def build_ours(s, dtype):
     """run_pretraining's step: returns (loop, model, dataset)."""
     import dataclasses
@@ -156,9 +116,9 @@ def build_ours(s, dtype):
     from training.training_options import Schedule, TrainingOptions
 
     dataset = make_dataset(s)
-    _set_dtype(dtype)
+    benchmark_utils.set_dtype(dtype)
     try:
-        config = _bert_config(s)
+        config = benchmark_utils.bert_config(s)
         # The real task, with an in-memory dataset instead of TFRecord files.
         task = dataclasses.replace(
             pretraining.pretraining_task(None, config, []),
@@ -174,16 +134,8 @@ def build_ours(s, dtype):
             distribution.get_strategy(options), task, run_setup.bert_freezer(options, config))
         loop = trainer.make_loop()
     finally:
-        _set_dtype("float32")
+        benchmark_utils.set_dtype("float32")
     return loop, trainer.model, task.make_dataset(s["train_batch_size"], None)
-
-
-def _set_dtype(dtype):
-    """The global Keras policy of --dtype, as run_pretraining.py sets it."""
-    import tensorflow as tf
-    from official.modeling import performance
-
-    performance.set_mixed_precision_policy(tf.as_dtype(dtype))
 
 
 def build_baseline(s, dtype):
@@ -194,9 +146,9 @@ def build_baseline(s, dtype):
     from official.nlp.modeling import layers, networks
 
     dataset = make_dataset(s)
-    _set_dtype(dtype)
+    benchmark_utils.set_dtype(dtype)
     try:
-        config = _bert_config(s)
+        config = benchmark_utils.bert_config(s)
         initializer = tf_keras.initializers.TruncatedNormal(stddev=config.initializer_range)
         tf_keras.utils.set_random_seed(s["model_seed"])
         encoder = networks.BertEncoderV2(
@@ -230,7 +182,7 @@ def build_baseline(s, dtype):
                 masked_lm_logits=masked_lm(encoded["sequence_output"], masked_positions=positions),
                 next_sentence_logits=next_sentence(encoded["pooled_output"])))
     finally:
-        _set_dtype("float32")
+        benchmark_utils.set_dtype("float32")
 
     schedule = garden_optimization.WarmUp(
         initial_learning_rate=_LEARNING_RATE,
@@ -275,26 +227,6 @@ def build_baseline(s, dtype):
     return loop, model, dataset
 
 
-def _peak_memory_kb():
-    """(VmHWM, VmRSS) of this process in kB from /proc/self/status."""
-    values = {}
-    try:
-        with open("/proc/self/status") as status:
-            for line in status:
-                key, _, rest = line.partition(":")
-                if key in ("VmHWM", "VmRSS"):
-                    values[key] = int(rest.split()[0])
-    except OSError:
-        pass
-    # ru_maxrss is in kB on Linux; the fallback where /proc is missing.
-    maxrss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return values.get("VmHWM", maxrss), values.get("VmRSS", 0)
-
-
-def _say(*fields):
-    print(_TAG + " ".join(str(field) for field in fields), flush=True)
-
-
 def run_child(s, contender, dtype):
     """Builds one contender, then runs one loop call per "run" line on stdin."""
     import tensorflow as tf
@@ -303,78 +235,24 @@ def run_child(s, contender, dtype):
     build = build_ours if contender == OURS else build_baseline
     loop, model, dataset = build(s, dtype)
     iterator = iter(dataset)
-    _, rss_built = _peak_memory_kb()
-    _say("ready", model.count_params(), "%.1f" % (time.perf_counter() - start), rss_built)
     num_steps = tf.constant(s["steps_per_round"])
-    for line in sys.stdin:
-        command = line.strip()
-        if command == "run":
-            start = time.perf_counter()
-            losses = loop(iterator, num_steps).numpy()  # .numpy() waits for the result.
-            _say("round", "%.6f" % (time.perf_counter() - start), "%.4f" % losses[0])
-        elif command == "quit":
-            break
-    peak, rss = _peak_memory_kb()
-    _say("memory", peak, rss)
+
+    def run_round():
+        seconds, losses = child_protocol.timed(lambda: loop(iterator, num_steps).numpy())  # .numpy() waits.
+        return seconds, losses[0]
+
+    child_protocol.serve(run_round, model.count_params(), time.perf_counter() - start)
     return 0
 
 
-class _Child:
-    """A child process of this script running one (contender, dtype)."""
-
-    def __init__(self, s, contender, dtype, torch_python=None):
-        self.name = contender
-        self.log = tempfile.TemporaryFile(mode="w+")
-        shapes = ["--%s=%s" % (name, s[name]) for name in _SHAPE_FLAGS]
-        if contender == PYTORCH:
-            args = [torch_python, os.path.join(_REPO_ROOT, "benchmarks", "torch_pretraining_step.py"),
-                    "--dtype=" + dtype] + shapes
-        else:
-            args = [sys.executable, os.path.abspath(__file__), "--contender=" + contender,
-                    "--contender_dtype=" + dtype] + shapes
-        self.process = subprocess.Popen(
-            args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log, text=True,
-            cwd=_REPO_ROOT)
-
-    def send(self, command):
-        self.process.stdin.write(command + "\n")
-        self.process.stdin.flush()
-
-    def expect(self, kind):
-        """The fields of the next protocol line, which must be of `kind`."""
-        for line in self.process.stdout:
-            if line.startswith(_TAG):
-                fields = line[len(_TAG):].split()
-                if fields[0] != kind:
-                    break
-                return fields[1:]
-        self.process.kill()
-        self.process.wait()
-        self.log.seek(0)
-        tail = self.log.read()[-3000:]
-        raise RuntimeError("The %s child did not report %r; its stderr ends with:\n%s"
-                           % (self.name, kind, tail))
-
-    def finish(self):
-        self.send("quit")
-        self.process.stdin.close()
-        fields = self.expect("memory")
-        self.process.wait()
-        self.log.close()
-        return fields
-
-
-def torch_interpreter():
-    """The interpreter of the PyTorch peer, or (None, why not)."""
-    if FLAGS.torch_python == "none":
-        return None, "--torch_python=none"
-    if FLAGS.torch_python:
-        return FLAGS.torch_python, None
-    import importlib.util  # pylint: disable=import-outside-toplevel
-    if importlib.util.find_spec("torch") and importlib.util.find_spec("transformers"):
-        return sys.executable, None
-    return None, ("torch and transformers are not installed here; give an interpreter that has "
-                  "them with --torch_python")
+def child_command(s, contender, dtype, torch_python=None):
+    """The command line of one contender's child process."""
+    shapes = ["--%s=%s" % (name, s[name]) for name in _SHAPE_FLAGS]
+    if contender == PYTORCH:
+        return [torch_python, os.path.join(_REPO_ROOT, "benchmarks", "torch_pretraining_step.py"),
+                "--dtype=" + dtype] + shapes
+    return [sys.executable, os.path.abspath(__file__), "--contender=" + contender,
+            "--contender_dtype=" + dtype] + shapes
 
 
 def contenders(torch_python):
@@ -383,31 +261,9 @@ def contenders(torch_python):
 
 
 def measure(s, dtype, torch_python=None):
-    """Runs the contenders of one dtype in alternation; returns {name: results}."""
-    names = contenders(torch_python)
-    children = {name: _Child(s, name, dtype, torch_python) for name in names}  # Built concurrently.
-    try:
-        results = {}
-        for name, child in children.items():
-            params, build_seconds, rss_built = child.expect("ready")
-            results[name] = dict(params=int(params), build_seconds=float(build_seconds),
-                                 rss_built_kb=int(rss_built), seconds=[], losses=[])
-        for round_index in range(s["warmup_rounds"] + s["timed_rounds"]):
-            for name, child in children.items():
-                child.send("run")
-                seconds, loss = child.expect("round")
-                if round_index >= s["warmup_rounds"]:
-                    results[name]["seconds"].append(float(seconds))
-                    results[name]["losses"].append(float(loss))
-        for name, child in children.items():
-            peak, rss = child.finish()
-            results[name].update(peak_kb=int(peak), rss_kb=int(rss))
-        return results
-    finally:
-        for child in children.values():
-            if child.process.poll() is None:
-                child.process.kill()
-                child.process.wait()
+    """Runs the contenders of one dtype in turns; returns {name: results} (child_processes)."""
+    commands = {name: child_command(s, name, dtype, torch_python) for name in contenders(torch_python)}
+    return child_processes.take_turns(commands, s["warmup_rounds"], s["timed_rounds"], _REPO_ROOT)
 
 
 def main(argv):
@@ -417,8 +273,6 @@ def main(argv):
         return run_child(s, FLAGS.contender, FLAGS.contender_dtype)
 
     import tensorflow as tf
-
-    from benchmarks import benchmark_utils
 
     if s["warmup_rounds"] < 1 or s["timed_rounds"] < 1 or s["steps_per_round"] < 1:
         raise app.UsageError("--warmup_rounds, --timed_rounds and --steps_per_round must be >= 1.")
@@ -432,7 +286,7 @@ def main(argv):
     print("config: layers=%(num_layers)d hidden=%(hidden_size)d heads=%(num_heads)d "
           "intermediate=%(intermediate_size)d vocab=%(vocab_size)d seq=%(seq_length)d "
           "max_predictions=%(max_predictions_per_seq)d batch=%(train_batch_size)d" % s)
-    torch_python, why_not = torch_interpreter()
+    torch_python, why_not = benchmark_utils.torch_interpreter(FLAGS.torch_python)
     names = contenders(torch_python)
     print("timing: one child process per contender and dtype; %(warmup_rounds)d warm-up + "
           "%(timed_rounds)d timed rounds of %(steps_per_round)d steps (one loop call) each, "
@@ -450,35 +304,15 @@ def main(argv):
                   dtype, time.perf_counter() - start,
                   ", ".join("%s %d" % (name, results[name]["params"]) for name in names),
                   ", ".join("%s %.0f s" % (name, results[name]["build_seconds"]) for name in names),
-                  ", ".join("%s %.3f" % (name, statistics.mean(results[name]["losses"]))
+                  ", ".join("%s %.3f" % (name, statistics.mean(results[name]["values"]))
                             for name in names)))
         if results[OURS]["params"] != results[BASELINE]["params"]:
             print("WARNING: ours and the baseline have different parameter counts.")
         sequences = s["train_batch_size"] * s["steps_per_round"]
-        row = [dtype]
-        for name in names:
-            median, spread = benchmark_utils.median_and_spread(results[name]["seconds"])
-            row += ["%.2f" % (sequences / median), "%.0f%%" % (100 * spread)]
-        # Rounds of the same index ran back to back, under the same load.
-        paired = {name: statistics.median(p / o for p, o in zip(results[name]["seconds"],
-                                                               results[OURS]["seconds"]))
-                  for name in names[1:]}
-        worst.append(min(paired.values()))
-        row += ["%.3f" % paired[name] for name in names[1:]]
-        row += ["%.0f" % (results[name]["peak_kb"] / 1024) for name in names]
-        rows.append(row)
+        rows.append(child_processes.table_row(dtype, results, names, OURS, sequences))
+        worst.append(min(child_processes.paired_ratios(results, names, OURS).values()))
 
-    print()
-    print("sequences/s of the median round, spread = (max - min) / median of the round times;")
-    print("ours/X = median over rounds of X's round time / ours' for the rounds of an index "
-          "(> 1: ours faster);")
-    print("peak MB = VmHWM (RSS high-water mark) of each contender's own process")
-    header = ["dtype"]
-    for name in names:
-        header += ["%s seq/s" % name, "spread"]
-    header += ["ours/%s" % name for name in names[1:]]
-    header += ["%s peak MB" % name for name in names]
-    print(benchmark_utils.format_table(header, rows))
+    child_processes.print_table("dtype", rows, names, OURS)
     if FLAGS.quick:
         verdict = "not judged with --quick"
     else:

@@ -17,8 +17,8 @@ TensorFlow contenders' (`pretraining_batches`).
 """
 
 import argparse
+import itertools
 import os
-import resource
 import sys
 import time
 
@@ -27,24 +27,8 @@ import torch
 import transformers
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import child_protocol  # noqa: E402  pylint: disable=wrong-import-position
 import pretraining_batches  # noqa: E402  pylint: disable=wrong-import-position
-
-_TAG = "@@bench "
-
-
-def _say(*fields):
-    print(_TAG + " ".join(str(field) for field in fields), flush=True)
-
-
-def _memory_kb():
-    values = {}
-    with open("/proc/self/status") as status:
-        for line in status:
-            key, _, rest = line.partition(":")
-            if key in ("VmHWM", "VmRSS"):
-                values[key] = int(rest.split()[0])
-    maxrss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return values.get("VmHWM", maxrss), values.get("VmRSS", 0)
 
 
 def build(args):
@@ -112,22 +96,15 @@ def main():
 
     start = time.perf_counter()
     step, model, batches = build(args)
-    _, rss_built = _memory_kb()
-    _say("ready", sum(p.numel() for p in model.parameters()),
-         "%.1f" % (time.perf_counter() - start), rss_built)
-    index = 0
-    for line in sys.stdin:
-        command = line.strip()
-        if command == "run":
-            start = time.perf_counter()
-            for _ in range(args.steps_per_round):
-                loss = step(batches[index % len(batches)])
-                index += 1
-            _say("round", "%.6f" % (time.perf_counter() - start), "%.4f" % float(loss))
-        elif command == "quit":
-            break
-    peak, rss = _memory_kb()
-    _say("memory", peak, rss)
+    next_batch = itertools.cycle(batches).__next__
+
+    def steps():
+        for _ in range(args.steps_per_round):
+            loss = step(next_batch())
+        return float(loss)
+
+    child_protocol.serve(lambda: child_protocol.timed(steps),
+                         sum(p.numel() for p in model.parameters()), time.perf_counter() - start)
 
 
 if __name__ == "__main__":
