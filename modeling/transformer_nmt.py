@@ -213,7 +213,11 @@ class TransformerNmt(tf_keras.Model):
             vocab_size=self.config.vocab_size, beam_size=beam_size, alpha=alpha,
             max_decode_length=max_decode_length, eos_id=eos_id, padded_decode=False,
             dtype=self.compute_dtype)
-        return ids[:, 0], scores[:, 0]
+        # The search stops early once every beam has ended (ids then have fewer columns);
+        # pad with 0, the search's own padding after eos, to the documented width.
+        ids = ids[:, 0]
+        ids = tf.pad(ids, [[0, 0], [0, max_decode_length + 1 - tf.shape(ids)[1]]])
+        return ids, scores[:, 0]
 
     def checkpoint_variables(self):
         """{checkpoint name: OriginalVariable}, in model order (see the module docstring)."""

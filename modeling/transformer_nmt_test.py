@@ -88,6 +88,17 @@ def test_beam_search_with_beam_one_is_greedy():
     assert scores.shape == (3,)
 
 
+def test_translations_keep_their_width_when_every_beam_ends_early():
+    config = _config(head_size=10)
+    tensors = nmt_numpy.random_nmt_tensors(config, seed=9)
+    tensors["nmt/output/bias"][EOS] = 1e4  # every hypothesis ends at its first token
+    model = _model_with(config, tensors)
+    source, _ = _batch(3)
+    ids, _ = model.translate(tf.constant(source), BOS, EOS, beam_size=2, max_decode_length=6)
+    # Model Garden's search stops after one step; the ids are padded to bos + 6 tokens.
+    np.testing.assert_array_equal(ids.numpy(), [[BOS, EOS, 0, 0, 0, 0, 0]] * 3)
+
+
 def test_beam_search_finds_a_sequence_at_least_as_likely_as_greedy():
     config = _config(head_size=10)
     tensors = nmt_numpy.random_nmt_tensors(config, seed=9)
