@@ -20,6 +20,7 @@ padded to `batch_size` rows (then cut back): one compilation per run.
 import dataclasses
 
 import tensorflow as tf
+from absl import logging
 
 from options import Options, option
 from training import compute_dtype
@@ -79,6 +80,9 @@ class BatchForward:
         self.jit_compile = jit_compile
         spec = tf.TensorSpec([None, seq_length], tf.int32)
         self._function = tf.function(forward, input_signature=[spec, spec, spec], jit_compile=jit_compile)
+        logging.info("Forward pass of batches of %d x %d: %s.", batch_size, seq_length,
+                     "compiled with XLA on the first batch (--inference_xla)" if jit_compile
+                     else "TensorFlow ops, no XLA (--inference_xla)")
 
     def __call__(self, input_ids, input_mask, segment_ids):
         inputs = [tf.convert_to_tensor(x, tf.int32) for x in (input_ids, input_mask, segment_ids)]
