@@ -1,5 +1,6 @@
 """Helpers shared by the benchmark scripts: shared flags, machine description, statistics."""
 
+import contextlib
 import importlib.util
 import os
 import platform
@@ -66,12 +67,39 @@ def bert_config(s):
     )
 
 
-def set_dtype(dtype):
-    """The global Keras policy of --dtype, as run_pretraining.py sets it."""
+@contextlib.contextmanager
+def dtype_policy(dtype):
+    """The global Keras policy of --dtype inside the block, as run_pretraining.py sets it; float32 after.
+
+    Models must be built (called once) inside: Model Garden's blocks create
+    their sub-layers, and take the policy, on the first call.
+    """
     import tensorflow as tf
     from official.modeling import performance
 
     performance.set_mixed_precision_policy(tf.as_dtype(dtype))
+    try:
+        yield
+    finally:
+        performance.set_mixed_precision_policy(tf.float32)
+
+
+def garden_encoder(config, initializer):
+    """Model Garden's BertEncoderV2 with the hyper-parameters of `config` (a BertConfig)."""
+    from official.nlp.modeling import networks
+
+    return networks.BertEncoderV2(
+        vocab_size=config.vocab_size,
+        hidden_size=config.hidden_size,
+        num_layers=config.num_hidden_layers,
+        num_attention_heads=config.num_attention_heads,
+        max_sequence_length=config.max_position_embeddings,
+        type_vocab_size=config.type_vocab_size,
+        inner_dim=config.intermediate_size,
+        output_dropout=config.hidden_dropout_prob,
+        attention_dropout=config.attention_probs_dropout_prob,
+        initializer=initializer,
+    )
 
 
 def cpu_model():

@@ -103,14 +103,12 @@ def _bert(s, dtype):
     import tf_keras
 
     import modeling
-    benchmark_utils.set_dtype(dtype)
-    try:
+
+    with benchmark_utils.dtype_policy(dtype):
         tf_keras.utils.set_random_seed(s["model_seed"])
         model = modeling.BertModel(benchmark_utils.bert_config(s))
         ids, mask, segments = _inputs(s)
         model(dict(input_ids=ids, input_mask=mask, token_type_ids=segments), training=False)
-    finally:
-        benchmark_utils.set_dtype("float32")
     return model
 
 
@@ -157,23 +155,15 @@ def _build_savedmodel(s, dtype):
 def _build_baseline(s, dtype):
     import tensorflow as tf
     import tf_keras
-    from official.nlp.modeling import networks
 
-    benchmark_utils.set_dtype(dtype)
-    try:
+    with benchmark_utils.dtype_policy(dtype):
         config = benchmark_utils.bert_config(s)
         tf_keras.utils.set_random_seed(s["model_seed"])
-        encoder = networks.BertEncoderV2(
-            vocab_size=config.vocab_size, hidden_size=config.hidden_size,
-            num_layers=config.num_hidden_layers, num_attention_heads=config.num_attention_heads,
-            max_sequence_length=config.max_position_embeddings,
-            type_vocab_size=config.type_vocab_size, inner_dim=config.intermediate_size,
-            initializer=tf_keras.initializers.TruncatedNormal(stddev=config.initializer_range))
+        encoder = benchmark_utils.garden_encoder(
+            config, tf_keras.initializers.TruncatedNormal(stddev=config.initializer_range))
         ids, mask, segments = (tf.constant(x) for x in _inputs(s))
         inputs = dict(input_word_ids=ids, input_mask=mask, input_type_ids=segments)
         encoder(inputs, training=False)
-    finally:
-        benchmark_utils.set_dtype("float32")
 
     @tf.function
     def call(inputs):

@@ -116,8 +116,7 @@ def build_ours(s, dtype):
     from training.training_options import Schedule, TrainingOptions
 
     dataset = make_dataset(s)
-    benchmark_utils.set_dtype(dtype)
-    try:
+    with benchmark_utils.dtype_policy(dtype):
         config = benchmark_utils.bert_config(s)
         # The real task, with an in-memory dataset instead of TFRecord files.
         task = dataclasses.replace(
@@ -133,8 +132,6 @@ def build_ours(s, dtype):
             options, Schedule(_NUM_TRAIN_STEPS, _NUM_WARMUP_STEPS),
             distribution.get_strategy(options), task, run_setup.bert_freezer(options, config))
         loop = trainer.make_loop()
-    finally:
-        benchmark_utils.set_dtype("float32")
     return loop, trainer.model, task.make_dataset(s["train_batch_size"], None)
 
 
@@ -143,26 +140,14 @@ def build_baseline(s, dtype):
     import tensorflow as tf
     import tf_keras
     from official.nlp import optimization as garden_optimization
-    from official.nlp.modeling import layers, networks
+    from official.nlp.modeling import layers
 
     dataset = make_dataset(s)
-    benchmark_utils.set_dtype(dtype)
-    try:
+    with benchmark_utils.dtype_policy(dtype):
         config = benchmark_utils.bert_config(s)
         initializer = tf_keras.initializers.TruncatedNormal(stddev=config.initializer_range)
         tf_keras.utils.set_random_seed(s["model_seed"])
-        encoder = networks.BertEncoderV2(
-            vocab_size=config.vocab_size,
-            hidden_size=config.hidden_size,
-            num_layers=config.num_hidden_layers,
-            num_attention_heads=config.num_attention_heads,
-            max_sequence_length=config.max_position_embeddings,
-            type_vocab_size=config.type_vocab_size,
-            inner_dim=config.intermediate_size,
-            output_dropout=config.hidden_dropout_prob,
-            attention_dropout=config.attention_probs_dropout_prob,
-            initializer=initializer,
-        )
+        encoder = benchmark_utils.garden_encoder(config, initializer)
         word_ids = tf_keras.Input([s["seq_length"]], dtype=tf.int32)
         mask = tf_keras.Input([s["seq_length"]], dtype=tf.int32)
         type_ids = tf_keras.Input([s["seq_length"]], dtype=tf.int32)
@@ -181,8 +166,6 @@ def build_baseline(s, dtype):
             outputs=dict(
                 masked_lm_logits=masked_lm(encoded["sequence_output"], masked_positions=positions),
                 next_sentence_logits=next_sentence(encoded["pooled_output"])))
-    finally:
-        benchmark_utils.set_dtype("float32")
 
     schedule = garden_optimization.WarmUp(
         initial_learning_rate=_LEARNING_RATE,
