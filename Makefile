@@ -51,6 +51,7 @@ TORCH_PYTHON ?=
 benchmark: setup
 	$(PY) -m pip install -q -r benchmarks/requirements.txt
 	$(PY) benchmarks/tokenization_benchmark.py
+	$(PY) benchmarks/feature_conversion_benchmark.py
 	$(PY) benchmarks/model_benchmark.py
 	$(PY) benchmarks/create_pretraining_data_benchmark.py
 	$(PY) benchmarks/pretraining_step_benchmark.py $(if $(TORCH_PYTHON),--torch_python=$(TORCH_PYTHON))

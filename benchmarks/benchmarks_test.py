@@ -13,6 +13,7 @@ from absl import flags
 from absl.testing import flagsaver
 
 from benchmarks import create_pretraining_data_benchmark
+from benchmarks import feature_conversion_benchmark
 from benchmarks import inference_benchmark
 from benchmarks import lm_benchmark
 from benchmarks import model_benchmark
@@ -38,10 +39,10 @@ def test_tokenization_benchmark_prints_positive_figures_and_parity(capsys):
     out = capsys.readouterr().out
     assert "parity: ok" in out, out
     rows = re.findall(
-        r"^\s*(pure|original|fast|cached-cold|cached-warm|tf-text-op)\s+300\s+(\d+)\s+%s\s+\d+%%"
+        r"^\s*(pure|original|fast|fast-1-part|cached-cold|cached-warm|tf-text-op)\s+300\s+(\d+)\s+%s\s+\d+%%"
         r"\s+%s\s+%s\s*$" % (_NUMBER, _NUMBER, _NUMBER),
         out, re.MULTILINE)
-    expected = ["pure", "fast", "cached-cold", "cached-warm", "tf-text-op"]
+    expected = ["pure", "fast", "fast-1-part", "cached-cold", "cached-warm", "tf-text-op"]
     if "original: bert-tensorflow is not installed" not in out:
         expected.insert(1, "original")
     assert [row[0] for row in rows] == expected, out
@@ -49,9 +50,29 @@ def test_tokenization_benchmark_prints_positive_figures_and_parity(capsys):
         assert int(tokens) > 300
         assert float(seconds) > 0 and float(tokens_per_second) > 0
         assert float(megabytes_per_second) > 0
-    for name in ("fast", "cached-cold", "cached-warm"):
+    for name in ("fast", "fast-1-part", "cached-cold", "cached-warm"):
         ratio = re.search(r"ratio %s/pure: %sx" % (name, _NUMBER), out)
         assert ratio and float(ratio.group(1)) > 0, out
+    assert re.search(r"^goal >= 4M tokens/s, FastFullTokenizer with its defaults: (met|NOT met) "
+                     r"\(%sM tokens/s\); CachedFullTokenizer on a first pass: %sM$"
+                     % (_NUMBER, _NUMBER), out, re.MULTILINE), out
+
+
+def test_feature_conversion_benchmark_quick_checks_features_and_prints_each_tokenizer(capsys):
+    with flagsaver.flagsaver(conversion_quick=True):
+        assert feature_conversion_benchmark.main([]) == 0
+    out = capsys.readouterr().out
+    names = ["pure", "cached"]
+    if "original: bert-tensorflow is not installed" not in out:
+        names.insert(0, "original")
+    assert "features: identical across %s on every round" % ", ".join(names) in out, out
+    rows = re.findall(r"^\s*(MNLI \(run_classifier\)|SQuAD 2\.0 \(run_squad\))\s+(\w+)\s+%s\s+\d+%%"
+                      r"\s+(\d+)\s+%sx\s*$" % (_NUMBER, _NUMBER), out, re.MULTILINE)
+    assert [(task, name) for task, name, *_ in rows] == [
+        (task, name) for task in ("MNLI (run_classifier)", "SQuAD 2.0 (run_squad)") for name in names], out
+    assert all(float(seconds) > 0 and int(per_second) > 0 for _, _, seconds, per_second, _ in rows)
+    # The first tokenizer is the baseline of the speed-up column.
+    assert [float(row[4]) for row in rows if row[1] == names[0]] == [1.0, 1.0], out
 
 
 def test_create_pretraining_data_benchmark_quick_runs_whole_processes(capsys):

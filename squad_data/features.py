@@ -15,8 +15,10 @@ tokens:
 
 The conversion is Model Garden's `squad_lib.convert_examples_to_features`
 (the original's algorithm, including the answer-span refinement), driven with
-our `tokenization.FullTokenizer`: it only calls `tokenize(text)` and
-`convert_tokens_to_ids(tokens)`.
+a tokenizer with `tokenization.FullTokenizer`'s `tokenize(text)` and
+`convert_tokens_to_ids(tokens)` (run_squad.py passes `CachedFullTokenizer`,
+the same tokens with each distinct word tokenized once: this conversion
+calls `tokenize` once per word of every context).
 
 TFRecord features have the original run_squad's names: unique_ids,
 input_ids, input_mask, segment_ids and, for training, start_positions,

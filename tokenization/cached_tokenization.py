@@ -14,8 +14,13 @@ original's cleaning first. The ids are FullTokenizer's by construction, and
 tested against it.
 
 Pure Python, no TensorFlow: it runs in create_pretraining_data's worker
-processes. Natural text repeats its words, so the cache is small beside the
-text (it is cleared if it ever grows past `max_cached_words`).
+processes. It also has FullTokenizer's methods (`tokenize`,
+`convert_tokens_to_ids`, `convert_ids_to_tokens`, `vocab`, `inv_vocab`), so
+run_classifier.py, run_squad.py and extract_features.py tokenize with it
+(`from_vocab_file`): SQuAD's conversion calls `tokenize` once per word of
+every context, where the original's per-call cleaning costs most. Natural
+text repeats its words, so the cache is small beside the text (it is cleared
+if it ever grows past `max_cached_words`).
 """
 
 import re
@@ -56,6 +61,7 @@ class CachedFullTokenizer:
 
     Attributes:
       vocab: dict token -> id.
+      inv_vocab: dict id -> token.
     """
 
     def __init__(self, vocab, do_lower_case=True, max_cached_words=1 << 17):
@@ -67,6 +73,7 @@ class CachedFullTokenizer:
         if "[UNK]" not in vocab:
             raise ValueError("The vocab has no [UNK] token (%d tokens)." % len(vocab))
         self.vocab = vocab
+        self.inv_vocab = {i: token for token, i in vocab.items()}
         self._do_lower_case = do_lower_case
         self._basic = bert_tokenization.BasicTokenizer(do_lower_case)
         self._wordpiece = bert_tokenization.WordpieceTokenizer(vocab)
@@ -74,6 +81,33 @@ class CachedFullTokenizer:
         self._max_cached_words = max_cached_words
         self._cache = {}
         self._piece_cache = {}
+
+    @classmethod
+    def from_vocab_file(cls, vocab_file, do_lower_case=True):
+        """A tokenizer for a BERT vocab file, in place of `FullTokenizer(vocab_file, do_lower_case)`.
+
+        Raises:
+          ValueError: the vocab has no "[UNK]" (the message names the file).
+        """
+        vocab = bert_tokenization.load_vocab(vocab_file)
+        try:
+            return cls(vocab, do_lower_case)
+        except ValueError as error:
+            raise ValueError("Vocab file %s: %s" % (vocab_file, error)) from None
+
+    def tokenize(self, text):
+        """FullTokenizer.tokenize: `text` (str or UTF-8 bytes) -> list of str wordpieces."""
+        ids, _ = self.tokenize_lines([bert_tokenization.convert_to_unicode(text)])
+        inv_vocab = self.inv_vocab
+        return [inv_vocab[i] for i in ids]
+
+    def convert_tokens_to_ids(self, tokens):
+        """list of str -> list of int. KeyError on a token not in vocab."""
+        return bert_tokenization.convert_by_vocab(self.vocab, tokens)
+
+    def convert_ids_to_tokens(self, ids):
+        """list of int -> list of str. KeyError on an unknown id."""
+        return bert_tokenization.convert_by_vocab(self.inv_vocab, ids)
 
     def words(self, text):
         """`text` (str) split as the original splits it before lower-casing."""

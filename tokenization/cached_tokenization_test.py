@@ -23,6 +23,7 @@ def _expected(full, texts):
 
 
 def _assert_same_ids(full, cached, texts):
+    assert [cached.tokenize(text) for text in texts] == [full.tokenize(text) for text in texts]
     ids, lengths = cached.tokenize_lines(texts)
     expected = _expected(full, texts)
     assert lengths == [len(line) for line in expected]
@@ -84,3 +85,25 @@ def test_ascii_words_take_the_shortcut_with_the_original_punctuation():
 def test_vocab_without_unk_is_rejected():
     with pytest.raises(ValueError, match=r"no \[UNK\] token \(2 tokens\)"):
         cached_tokenization.CachedFullTokenizer({"a": 0, "b": 1})
+
+
+def test_from_vocab_file_has_full_tokenizers_methods(vocab_file):
+    full = bert_tokenization.FullTokenizer(vocab_file, True)
+    cached = cached_tokenization.CachedFullTokenizer.from_vocab_file(vocab_file, True)
+    assert cached.vocab == full.vocab and cached.inv_vocab == full.inv_vocab
+    # Bytes are decoded as the original decodes them: invalid UTF-8 dropped.
+    text = "UNwant\u00e9d,running \u4e2d\u6587".encode("utf-8") + b"\xff!"
+    assert cached.tokenize(text) == full.tokenize(text)
+    tokens = full.tokenize(parity_cases.CORPUS[0])
+    ids = cached.convert_tokens_to_ids(tokens)
+    assert ids == full.convert_tokens_to_ids(tokens)
+    assert cached.convert_ids_to_tokens(ids) == tokens
+    with pytest.raises(KeyError):
+        cached.convert_tokens_to_ids(["not-a-token-of-the-vocab"])
+
+
+def test_a_vocab_file_without_unk_is_named(tmp_path):
+    path = tmp_path / "vocab.txt"
+    path.write_text("a\nb\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"Vocab file .*vocab.txt: The vocab has no \[UNK\] token \(2 tokens\)"):
+        cached_tokenization.CachedFullTokenizer.from_vocab_file(str(path))

@@ -77,6 +77,7 @@ and uses only characters assigned in Unicode 14, the version of Python 3.11's
 
 import collections
 import functools
+import os
 import re
 import sys
 import unicodedata
@@ -127,6 +128,19 @@ _COMBINING_MARK_RE = r"\p{Mn}"
 _LONG_RUN_RE = r"(?s).*[^\t\n\r ]{%d}.*" % (_MAX_CHARS_PER_WORD + 1)
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+# `tokenize_to_ids` splits a batch into parts of at least this many rows,
+# tokenized concurrently; smaller parts cost more in per-op overhead than
+# they gain.
+_MIN_ROWS_PER_PART = 64
+
+
+def _usable_cpus():
+    """CPUs this process may run on (its affinity mask where there is one)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # Not on Linux.
+        return os.cpu_count() or 1
 
 
 def _to_utf8(text: Union[str, bytes]) -> bytes:
@@ -272,9 +286,11 @@ class FastFullTokenizer(object):
       vocab: OrderedDict token (str) -> id (int), from `load_vocab`.
       inv_vocab: dict id (int) -> token (str).
       do_lower_case: bool.
+      num_parallel_parts: int, how many parts of a batch `tokenize_to_ids`
+        tokenizes at once.
     """
 
-    def __init__(self, vocab_file, do_lower_case=True):
+    def __init__(self, vocab_file, do_lower_case=True, num_parallel_parts=None):
         """Loads `vocab_file` and builds the WordPiece ops.
 
         Args:
@@ -282,11 +298,23 @@ class FastFullTokenizer(object):
             path `tf.io.gfile` can open.
           do_lower_case: bool, must match the checkpoint, as for
             `FullTokenizer`.
+          num_parallel_parts: int >= 1 or None. `tokenize_to_ids` splits a
+            batch into up to this many parts of consecutive rows (each of at
+            least 64 rows) and tokenizes them concurrently: TensorFlow's
+            string ops use one thread each, so one batch keeps one core
+            busy. None: the CPUs this process may use.
 
         Raises:
           FileNotFoundError: if `vocab_file` does not exist.
-          ValueError: if the vocab has no "[UNK]" token.
+          ValueError: if the vocab has no "[UNK]" token, or
+            `num_parallel_parts` is below 1.
         """
+        if num_parallel_parts is None:
+            num_parallel_parts = _usable_cpus()
+        if num_parallel_parts < 1:
+            raise ValueError("num_parallel_parts must be at least 1, got %d."
+                             % num_parallel_parts)
+        self.num_parallel_parts = num_parallel_parts
         self.vocab = bert_tokenization.load_vocab(vocab_file)
         self.inv_vocab = {v: k for k, v in self.vocab.items()}
         self.do_lower_case = do_lower_case
@@ -303,11 +331,9 @@ class FastFullTokenizer(object):
             self._build_wordpiece(split_words=True)
             if isinstance(self._wordpiece, tf_text.FastWordpieceTokenizer)
             else None)
-        # `tokenize_to_ids` sends valid UTF-8 only (see `_to_utf8`); one
-        # trace for every batch size.
-        self._tokenize_batch = tf.function(
-            self._tokenize_utf8,
-            input_signature=[tf.TensorSpec([None], tf.string)])
+        # Part count -> tf.function; `tokenize_to_ids` sends valid UTF-8 only
+        # (see `_to_utf8`); one trace for every batch size.
+        self._tokenize_in_parts = {}
 
     def wordpiece_tokenizers(self):
         """The tensorflow_text tokenizers it calls.
@@ -604,8 +630,30 @@ class FastFullTokenizer(object):
         data = [_to_utf8(t) for t in texts]
         if not data:
             return []
-        ids = self._tokenize_batch(tf.constant(data, dtype=tf.string))
+        num_parts = max(1, min(self.num_parallel_parts, len(data) // _MIN_ROWS_PER_PART))
+        ids = self._batch_function(num_parts)(tf.constant(data, dtype=tf.string))
         return ids.to_list()
+
+    def _batch_function(self, num_parts):
+        """A tf.function: tf.Tensor[string, [batch]] -> `_tokenize_utf8`'s ids.
+
+        The rows are cut into `num_parts` runs of consecutive rows, each
+        tokenized by its own ops; nothing connects the runs until the final
+        concat, so TensorFlow's executor runs them on separate threads.
+        """
+        function = self._tokenize_in_parts.get(num_parts)
+        if function is None:
+            def tokenize_parts(strings):
+                size = tf.shape(strings)[0]
+                bounds = [size * part // num_parts for part in range(num_parts + 1)]
+                return tf.concat([self._tokenize_utf8(strings[begin:end])
+                                  for begin, end in zip(bounds, bounds[1:])], axis=0)
+
+            function = tf.function(
+                tokenize_parts if num_parts > 1 else self._tokenize_utf8,
+                input_signature=[tf.TensorSpec([None], tf.string)])
+            self._tokenize_in_parts[num_parts] = function
+        return function
 
     def tokenize(self, texts: Sequence[Union[str, bytes]]) -> List[List[str]]:
         """Tokenizes a batch of texts into wordpiece strings.

@@ -1,5 +1,6 @@
 """Parity tests: FastFullTokenizer must give exactly FullTokenizer's ids."""
 
+import os
 import sys
 import unicodedata
 
@@ -150,14 +151,41 @@ def test_vocab_tokens_that_never_match(tmp_path):
             pure.convert_tokens_to_ids(pure.tokenize(t)) for t in texts]
 
 
+def _tracing_count(fast):
+    return sum(function.experimental_get_tracing_count()
+               for function in fast._tokenize_in_parts.values())
+
+
 def test_tokenize_to_ids_traces_once(tokenizers):
     _, fast = tokenizers
     fast.tokenize_to_ids(["a b"])
-    count = fast._tokenize_batch.experimental_get_tracing_count()
-    for size in (1, 2, 7, 64):
+    count = _tracing_count(fast)
+    for size in (1, 2, 7, 63):
         fast.tokenize_to_ids(["hello, world"] * size)
     fast.tokenize_to_ids([b"bytes", "str"])
-    assert fast._tokenize_batch.experimental_get_tracing_count() == count
+    assert _tracing_count(fast) == count
+
+
+@pytest.mark.parametrize("num_parallel_parts", [1, 3])
+def test_tokenize_to_ids_in_parallel_parts_keeps_rows_in_order(vocab_file, num_parallel_parts):
+    pure = bert_tokenization.FullTokenizer(vocab_file, True)
+    fast = fast_tokenization.FastFullTokenizer(vocab_file, True,
+                                               num_parallel_parts=num_parallel_parts)
+    # Rows of different lengths, so a part out of place would show.
+    texts = [" ".join(_CORPUS[:1 + index % 5]) + " %d" % index for index in range(200)]
+    want = [pure.convert_tokens_to_ids(pure.tokenize(t)) for t in texts]
+    for size in (200, 130, 5):  # 3, 2 and 1 parts of at least 64 rows
+        assert fast.tokenize_to_ids(texts[:size]) == want[:size]
+    expected_parts = {1: [1], 3: [1, 2, 3]}[num_parallel_parts]
+    assert sorted(fast._tokenize_in_parts) == expected_parts
+    assert _tracing_count(fast) == len(expected_parts)
+
+
+def test_num_parallel_parts_defaults_to_usable_cpus_and_must_be_positive(vocab_file):
+    assert (fast_tokenization.FastFullTokenizer(vocab_file).num_parallel_parts
+            == len(os.sched_getaffinity(0)))
+    with pytest.raises(ValueError, match="num_parallel_parts must be at least 1, got 0"):
+        fast_tokenization.FastFullTokenizer(vocab_file, num_parallel_parts=0)
 
 
 def test_tokenize_returns_pure_tokens(tokenizers):

