@@ -34,8 +34,9 @@ def test_shards_also_end_at_a_number_of_characters():
 
 def test_characters_per_shard_follows_the_input_within_bounds():
     assert shards.characters_per_shard(1000) == 1 << 16
-    assert shards.characters_per_shard(2 << 20) == 1 << 17
-    assert shards.characters_per_shard(10 << 30) == 1 << 18
+    assert shards.characters_per_shard(1 << 20) == 1 << 16
+    assert shards.characters_per_shard(3 << 19) == 3 << 15
+    assert shards.characters_per_shard(10 << 30) == 1 << 17
 
 
 def test_shard_zero_keeps_the_seed_and_others_differ():

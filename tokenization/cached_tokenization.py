@@ -20,7 +20,10 @@ run_classifier.py, run_squad.py and extract_features.py tokenize with it
 (`from_vocab_file`): SQuAD's conversion calls `tokenize` once per word of
 every context, where the original's per-call cleaning costs most. Natural
 text repeats its words, so the cache is small beside the text (it is cleared
-if it ever grows past `max_cached_words`).
+if it ever grows past `max_cached_words`). A word is kept there only once it
+is seen a second time: a first sighting waits among at most `max_new_words`
+new words (cleared when full), so words that occur once, which a large
+corpus has in the hundreds of thousands, do not grow the memory.
 """
 
 import re
@@ -64,8 +67,9 @@ class CachedFullTokenizer:
       inv_vocab: dict id -> token.
     """
 
-    def __init__(self, vocab, do_lower_case=True, max_cached_words=1 << 17):
-        """Args: vocab: dict token -> id (load_vocab's); do_lower_case: as FullTokenizer.
+    def __init__(self, vocab, do_lower_case=True, max_cached_words=1 << 17, max_new_words=1 << 14):
+        """Args: vocab: dict token -> id (load_vocab's); do_lower_case: as FullTokenizer;
+        max_cached_words: words seen twice or more kept; max_new_words: words seen once kept.
 
         Raises:
           ValueError: the vocab has no "[UNK]", which unknown words map to.
@@ -79,8 +83,10 @@ class CachedFullTokenizer:
         self._wordpiece = bert_tokenization.WordpieceTokenizer(vocab)
         self._cleaning = _CleaningTable()
         self._max_cached_words = max_cached_words
-        self._cache = {}
-        self._piece_cache = {}
+        self._max_new_words = max_new_words
+        self._cache = {}  # Words seen at least twice.
+        self._new_words = {}  # Words seen once since it was last cleared.
+        self._piece_cache = {}  # Punctuation-split pieces of new words.
 
     @classmethod
     def from_vocab_file(cls, vocab_file, do_lower_case=True):
@@ -115,11 +121,24 @@ class CachedFullTokenizer:
             text = text.translate(self._cleaning)
         return text.split()
 
-    def _tokenize_word(self, word):
-        """A word's ids, computed and cached."""
-        if len(self._cache) >= self._max_cached_words:
-            self._cache.clear()
+    def _uncached_word(self, word):
+        """The ids of a word not in the cache: kept among the new words, or cached if seen again."""
+        ids = self._new_words.pop(word, None)
+        if ids is not None:
+            if len(self._cache) >= self._max_cached_words:
+                self._cache.clear()
+            self._cache[word] = ids
+            return ids
+        if len(self._new_words) >= self._max_new_words:
+            self._new_words.clear()
+        if len(self._piece_cache) >= self._max_cached_words:
             self._piece_cache.clear()
+        ids = self._tokenize_word(word)
+        self._new_words[word] = ids
+        return ids
+
+    def _tokenize_word(self, word):
+        """A word's ids, computed by the original's steps."""
         if word.isascii():
             # The original's steps, for ASCII: stripping accents changes nothing.
             tokens = _ASCII_PUNCTUATION_SPLIT.findall(word.lower() if self._do_lower_case else word)
@@ -132,7 +151,6 @@ class CachedFullTokenizer:
                 token_ids = [self.vocab[piece] for piece in self._wordpiece.tokenize(token)]
                 self._piece_cache[token] = token_ids
             ids += token_ids
-        self._cache[word] = ids
         return ids
 
     def tokenize_to_ids(self, text):
@@ -150,13 +168,13 @@ class CachedFullTokenizer:
           the number of ids of each line.
         """
         ids, lengths = [], []
-        cache, words, tokenize_word = self._cache, self.words, self._tokenize_word
+        cache, words, uncached_word = self._cache, self.words, self._uncached_word
         for line in lines:
             before = len(ids)
             for word in words(line):
                 word_ids = cache.get(word)
                 if word_ids is None:
-                    word_ids = tokenize_word(word)
+                    word_ids = uncached_word(word)
                 ids += word_ids
             lengths.append(len(ids) - before)
         return ids, lengths

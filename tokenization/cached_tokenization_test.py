@@ -66,10 +66,25 @@ def test_parity_every_codepoint_in_context(tmp_path, do_lower_case, last_codepoi
 
 def test_a_full_cache_is_cleared_and_ids_stay_right(vocab_file):
     full = bert_tokenization.FullTokenizer(vocab_file, True)
-    cached = cached_tokenization.CachedFullTokenizer(full.vocab, True, max_cached_words=3)
+    cached = cached_tokenization.CachedFullTokenizer(full.vocab, True, max_cached_words=3,
+                                                     max_new_words=2)
     texts = parity_cases.CORPUS * 2
     _assert_same_ids(full, cached, texts)
-    assert len(cached._cache) <= 3
+    assert len(cached._cache) <= 3 and len(cached._new_words) <= 2
+
+
+def test_only_words_seen_twice_are_kept_for_long():
+    vocab = {token: i for i, token in enumerate(["[UNK]", "a", "b", "c", "d", "e"])}
+    cached = cached_tokenization.CachedFullTokenizer(vocab, max_new_words=2)
+    assert cached.tokenize_to_ids("a b") == [1, 2]
+    assert cached._cache == {} and cached._new_words == {"a": [1], "b": [2]}
+    assert cached.tokenize_to_ids("a") == [1]  # Seen again: cached.
+    assert cached._cache == {"a": [1]} and cached._new_words == {"b": [2]}
+    # The new words are full: "d" clears them, so "b" is a new word again later.
+    assert cached.tokenize_to_ids("c d b") == [3, 4, 2]
+    assert cached._new_words == {"d": [4], "b": [2]} and cached._cache == {"a": [1]}
+    assert cached.tokenize_to_ids("x a e") == [0, 1, 5]
+    assert cached._cache == {"a": [1]} and cached._new_words == {"x": [0], "e": [5]}
 
 
 def test_ascii_words_take_the_shortcut_with_the_original_punctuation():
