@@ -10,6 +10,7 @@ import sys
 import numpy as np
 import pytest
 from absl import flags
+from absl import logging
 from absl.testing import flagsaver
 
 from benchmarks import create_pretraining_data_benchmark
@@ -59,8 +60,10 @@ def test_tokenization_benchmark_prints_positive_figures_and_parity(capsys):
 
 
 def test_feature_conversion_benchmark_quick_checks_features_and_prints_each_tokenizer(capsys):
+    level = logging.get_absl_logger().level
     with flagsaver.flagsaver(conversion_quick=True):
         assert feature_conversion_benchmark.main([]) == 0
+    assert logging.get_absl_logger().level == level  # Quiet conversions, but not for later tests.
     out = capsys.readouterr().out
     names = ["pure", "cached"]
     if "original: bert-tensorflow is not installed" not in out:

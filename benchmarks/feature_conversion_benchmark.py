@@ -22,6 +22,8 @@ Usage, from the repository root:
   .venv/bin/python benchmarks/feature_conversion_benchmark.py [--conversion_rounds=5]
 """
 
+import contextlib
+import logging as std_logging
 import os
 import sys
 import tempfile
@@ -123,11 +125,26 @@ def converters(directory):
             "SQuAD 2.0 (run_squad)": (len(squad), convert_squad)}
 
 
+@contextlib.contextmanager
+def _quiet_logging():
+    """absl's logger at ERROR inside (the conversions log their first examples), as before after.
+
+    The logger's own level is saved and restored, not the verbosity flag:
+    restoring that would pin a level the logger did not have.
+    """
+    absl_logger = logging.get_absl_logger()
+    level = absl_logger.level
+    absl_logger.setLevel(std_logging.ERROR)
+    try:
+        yield
+    finally:
+        absl_logger.setLevel(level)
+
+
 def main(argv):
     del argv  # Unused.
     import tensorflow as tf  # pylint: disable=import-outside-toplevel
 
-    logging.set_verbosity(logging.ERROR)  # The conversions log every example's first lines.
     print("Feature conversion benchmark: run_classifier.py's and run_squad.py's, per tokenizer")
     for line in benchmark_utils.machine_lines(tf.__version__):
         print(line)
@@ -149,7 +166,8 @@ def main(argv):
                 reference = None
                 for name in order:
                     start = time.perf_counter()
-                    features = convert(factories[name]())
+                    with _quiet_logging():
+                        features = convert(factories[name]())
                     seconds[(task, name)].append(time.perf_counter() - start)
                     if reference is None:
                         reference = (name, features)
