@@ -44,6 +44,7 @@ from absl import logging
 import outputs
 import tokenization
 from feature_extraction import feature_extractor
+from modeling.attention import MatmulAttention
 from options import option
 from training import init_checkpoint as init_checkpoint_lib
 from training import run_setup
@@ -70,9 +71,10 @@ def block_attention_logits(block, block_input):
     """
     # pylint: disable=protected-access,unidiomatic-typecheck
     attention = getattr(block, "_attention_layer", None)
-    # Exactly Keras's class: Model Garden's multi-query and block-sparse
-    # subclasses project keys differently, and Linformer projects the keys' length.
-    plain = type(attention) is tf_keras.layers.MultiHeadAttention
+    # Exactly Keras's class or ours (the same projections and logits): Model
+    # Garden's multi-query and block-sparse subclasses project keys
+    # differently, and Linformer projects the keys' length.
+    plain = type(attention) in (tf_keras.layers.MultiHeadAttention, MatmulAttention)
     if not plain or getattr(block, "_linformer_dim", None) is not None:
         raise ValueError("%s: expected a TransformerEncoderBlock with a tf_keras MultiHeadAttention "
                          "as _attention_layer, got %r." % (block.name, attention))

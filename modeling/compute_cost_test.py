@@ -56,6 +56,10 @@ def _product_flops(op):
         a = shapes[0]
         contracted = a[0] if op.get_attr("transpose_a") else a[1]
         return 2 * op.outputs[0].shape.num_elements() * contracted
+    if op.type in ("BatchMatMulV2", "BatchMatMulV3"):  # attention's per-head products (modeling/attention.py)
+        a = shapes[0]
+        contracted = a[-2] if op.get_attr("adj_x") else a[-1]
+        return 2 * op.outputs[0].shape.num_elements() * contracted
     raise AssertionError("unexpected product op %s (%s)" % (op.name, op.type))
 
 
@@ -64,7 +68,7 @@ def _component(name):
     for part, key in (("token_type_embeddings", "embeddings"),
                       ("/query/", "attention_projections"), ("/key/", "attention_projections"),
                       ("/value/", "attention_projections"), ("/attention_output/", "attention_projections"),
-                      ("/self_attention/einsum", "attention_scores"),
+                      ("/self_attention/MatMul", "attention_scores"),
                       ("/intermediate/", "ffn"), ("/output/", "ffn"),
                       ("/pooler/", "pooler"), ("/predictions/", "masked_lm"),
                       ("/seq_relationship/", "next_sentence")):
@@ -90,7 +94,8 @@ def _trace(config, step):
 
     graph = tf.function(training_step if step else forward).get_concrete_function(spec).graph
     assert not [op.name for op in graph.get_operations() if op.type in CALL_OPS]
-    assert all(op.type in ("MatMul", "Einsum") for op in graph.get_operations() if op.type in PRODUCT_OPS)
+    assert all(op.type in ("MatMul", "BatchMatMulV2", "Einsum")
+               for op in graph.get_operations() if op.type in PRODUCT_OPS)
     return graph
 
 

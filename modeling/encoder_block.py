@@ -6,15 +6,37 @@ num_attention_heads, attention_head_size (d_p), intermediate_size,
 hidden_act, hidden_dropout_prob, attention_probs_dropout_prob.
 """
 
+import tf_keras
 from official.modeling import tf_utils
 from official.nlp.modeling import layers
 
 from modeling import activations
+from modeling.attention import MatmulAttention
+
+
+@tf_keras.utils.register_keras_serializable(package="BertTf2")
+class EncoderBlock(layers.TransformerEncoderBlock):
+    """Model Garden's block with its attention as `MatmulAttention`.
+
+    The block's `build` creates a plain `tf_keras.layers.MultiHeadAttention`
+    with no way to pass another class; the assignment is intercepted and the
+    layer replaced by a `MatmulAttention` of the same config before it has
+    variables or is tracked. The same variables, names and order; the per-head
+    products as batched `tf.matmul` (faster on CPU, see modeling/attention.py).
+    """
+
+    def __setattr__(self, name, value):
+        if name == "_attention_layer" and type(value) is tf_keras.layers.MultiHeadAttention:  # pylint: disable=unidiomatic-typecheck
+            config = value.get_config()
+            for unbuilt in ("query_shape", "key_shape", "value_shape"):  # None: from_config would warn
+                del config[unbuilt]
+            value = MatmulAttention(**config)
+        super().__setattr__(name, value)
 
 
 def transformer_block(config, initializer, norm_first, norm_epsilon, name):
-    """A TransformerEncoderBlock: Q, K, V project d -> h*d_p, logits scaled by 1/sqrt(d_p)."""
-    return layers.TransformerEncoderBlock(
+    """An EncoderBlock: Q, K, V project d -> h*d_p, logits scaled by 1/sqrt(d_p)."""
+    return EncoderBlock(
         num_attention_heads=config.num_attention_heads,
         key_dim=config.attention_head_size,
         inner_dim=config.intermediate_size,

@@ -1,11 +1,14 @@
 """transformer_block: the config's head size, widths and norm placement reach the Model Garden block."""
 
+import numpy as np
 import pytest
 import tensorflow as tf
 import tf_keras
+from official.nlp.modeling import layers
 
 import modeling
-from modeling.encoder_block import transformer_block
+from modeling.attention import MatmulAttention
+from modeling.encoder_block import EncoderBlock, transformer_block
 from modeling.lm_config import LmConfig
 
 
@@ -24,3 +27,27 @@ def test_block_takes_the_configs_shapes(config, norm_first):
     assert shapes["self_attention/attention_output/kernel"] == (heads, size, 24)
     assert shapes["intermediate/kernel"] == (24, 40)
     assert block.get_config()["norm_first"] is norm_first and block.get_config()["norm_epsilon"] == 1e-6
+
+
+def test_block_is_model_gardens_with_matmul_attention():
+    """The same variables, names and order as Model Garden's block, the same outputs, a config round trip."""
+    config = modeling.BertConfig(vocab_size=10, hidden_size=24, num_attention_heads=4, intermediate_size=40,
+                                 head_size=10)
+    block = transformer_block(config, tf_keras.initializers.TruncatedNormal(stddev=0.02), False, 1e-12, "layer_0")
+    rng = np.random.default_rng(0)
+    x = tf.constant(rng.standard_normal((2, 5, 24)).astype(np.float32))
+    mask = tf.constant((rng.random((2, 5, 5)) > 0.3).astype(np.int32))
+    y = block([x, mask])
+    assert isinstance(block._attention_layer, MatmulAttention)  # pylint: disable=protected-access
+    reference = layers.TransformerEncoderBlock(num_attention_heads=4, key_dim=10, inner_dim=40,
+                                               inner_activation=block.get_config()["inner_activation"],
+                                               norm_epsilon=1e-12, name="layer_0")
+    reference([x, mask])
+    assert [w.name for w in block.weights] == [w.name for w in reference.weights]
+    for mine, theirs in zip(block.weights, reference.weights):
+        theirs.assign(mine)
+    np.testing.assert_allclose(y.numpy(), reference([x, mask]).numpy(), rtol=1e-5, atol=1e-5)
+    restored = tf_keras.layers.deserialize(tf_keras.layers.serialize(block))
+    assert type(restored) is EncoderBlock
+    restored([x, mask])
+    assert isinstance(restored._attention_layer, MatmulAttention)  # pylint: disable=protected-access

@@ -9,7 +9,8 @@ both attentions:
   self-attention   official.nlp.modeling.layers.CachedAttention: causal, and
                    with a decode cache {"key", "value"}: [batch, steps, h, d_p]
                    that grows by one position per decoding step
-  cross-attention  tf_keras MultiHeadAttention over the encoder output
+  cross-attention  MatmulAttention (tf_keras MultiHeadAttention with its
+                   per-head products as tf.matmul) over the encoder output
   feed-forward     d -> intermediate_size -> d
 
 Each sub-layer adds its output (after dropout) to its input; post-norm
@@ -20,6 +21,8 @@ import tensorflow as tf
 import tf_keras
 from official.modeling import tf_utils
 from official.nlp.modeling import layers
+
+from modeling.attention import MatmulAttention
 
 
 @tf_keras.utils.register_keras_serializable(package="BertTf2")
@@ -67,7 +70,7 @@ class DecoderBlock(tf_keras.layers.Layer):
 
         self.self_attention = attention(layers.CachedAttention, "self_attention")
         self.self_attention_layer_norm = norm("self_attention_layer_norm")
-        self.cross_attention = attention(tf_keras.layers.MultiHeadAttention, "cross_attention")
+        self.cross_attention = attention(MatmulAttention, "cross_attention")
         self.cross_attention_layer_norm = norm("cross_attention_layer_norm")
         self.intermediate = dense(self.intermediate_size, "intermediate", tf_keras.activations.get(self.activation))
         self.output_dense = dense(hidden_size, "output")

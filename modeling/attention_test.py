@@ -1,0 +1,98 @@
+"""MatmulAttention: Keras's MultiHeadAttention with the per-head products as tf.matmul."""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+import tf_keras
+
+from modeling.attention import MatmulAttention
+
+
+def _numpy_attention(layer, query_input, value_input, mask):
+    """Independent forward: project, scale by 1/sqrt(key_dim), masked softmax, combine, project back."""
+    weights = {w.name.split("/", 1)[1].split(":")[0]: w.numpy().astype(np.float64) for w in layer.weights}
+
+    def project(x, name):  # [b, t, d] x [d, n, k] -> [b, t, n, k]
+        return np.einsum("btd,dnk->btnk", x, weights[name + "/kernel"]) + weights[name + "/bias"]
+
+    q = project(query_input, "query") / np.sqrt(layer._key_dim)  # pylint: disable=protected-access
+    k = project(value_input, "key")
+    v = project(value_input, "value")
+    logits = np.einsum("bqnk,bsnk->bnqs", q, k)
+    logits = np.where(mask[:, None, :, :], logits, -1e9)
+    probabilities = np.exp(logits - logits.max(-1, keepdims=True))
+    probabilities /= probabilities.sum(-1, keepdims=True)
+    context = np.einsum("bnqs,bsnk->bqnk", probabilities, v)
+    output = np.einsum("bqnk,nkd->bqd", context, weights["attention_output/kernel"]) + weights["attention_output/bias"]
+    return output, probabilities
+
+
+@pytest.mark.parametrize("heads, key_dim, width", [(4, 6, 24), (3, 10, 8)])  # d_p = d/h, and d_p != d/h
+def test_matches_an_independent_numpy_forward(heads, key_dim, width):
+    rng = np.random.default_rng(1)
+    query_input = rng.standard_normal((2, 5, width)).astype(np.float32)
+    value_input = rng.standard_normal((2, 7, width)).astype(np.float32)
+    mask = rng.random((2, 5, 7)) > 0.3
+    mask[:, :, 0] = True  # every query attends somewhere
+    layer = MatmulAttention(num_heads=heads, key_dim=key_dim, name="self_attention",
+                            bias_initializer="random_normal")
+    output, probabilities = layer(query_input, value_input, attention_mask=mask, return_attention_scores=True)
+    expected_output, expected_probabilities = _numpy_attention(layer, query_input, value_input, mask)
+    assert output.shape == (2, 5, width) and probabilities.shape == (2, heads, 5, 7)
+    np.testing.assert_allclose(probabilities.numpy(), expected_probabilities, atol=1e-6)
+    np.testing.assert_allclose(output.numpy(), expected_output, rtol=1e-5, atol=1e-5)
+
+
+def _twin_keras_layer(layer, inputs):
+    twin = tf_keras.layers.MultiHeadAttention.from_config(layer.get_config())
+    twin(*inputs)
+    for mine, theirs in zip(layer.weights, twin.weights):
+        assert mine.name == theirs.name
+        theirs.assign(mine)
+    return twin
+
+
+def test_values_and_gradients_match_keras_multi_head_attention():
+    rng = np.random.default_rng(2)
+    x = tf.constant(rng.standard_normal((3, 6, 16)).astype(np.float32))
+    layer = MatmulAttention(num_heads=2, key_dim=5, bias_initializer="random_normal")
+    layer(x, x)
+    twin = _twin_keras_layer(layer, (x, x))
+    mask = tf.constant(np.tril(np.ones((6, 6), bool))[None].repeat(3, 0))
+    results = []
+    for attention in (layer, twin):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = attention(x, x, attention_mask=mask)
+            loss = tf.reduce_sum(y * y)
+        results.append([y] + tape.gradient(loss, [x] + attention.trainable_weights))
+    for mine, theirs in zip(*results):
+        np.testing.assert_allclose(mine.numpy(), theirs.numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_other_attention_axes_keep_keras_einsum():
+    """Rank-4 inputs attending over axis 2 are outside the rewritten case: Keras's result."""
+    rng = np.random.default_rng(3)
+    x = tf.constant(rng.standard_normal((2, 3, 4, 8)).astype(np.float32))
+    layer = MatmulAttention(num_heads=2, key_dim=4, attention_axes=(2,))
+    y = layer(x, x)
+    twin = _twin_keras_layer(layer, (x, x))
+    np.testing.assert_allclose(y.numpy(), twin(x, x).numpy(), rtol=1e-6, atol=1e-6)
+
+
+def test_dropout_applies_only_in_training():
+    x = tf.constant(np.random.default_rng(4).standard_normal((2, 8, 12)).astype(np.float32))
+    layer = MatmulAttention(num_heads=3, key_dim=4, dropout=0.5)
+    inference = layer(x, x, training=False)
+    np.testing.assert_array_equal(inference.numpy(), layer(x, x, training=False).numpy())
+    _, probabilities = layer(x, x, training=True, return_attention_scores=True)
+    # The returned probabilities are before dropout: rows still sum to one.
+    np.testing.assert_allclose(probabilities.numpy().sum(-1), 1.0, rtol=1e-5)
+    assert not np.allclose(layer(x, x, training=True).numpy(), inference.numpy())
+
+
+def test_get_config_round_trip():
+    layer = MatmulAttention(num_heads=3, key_dim=7, value_dim=5, dropout=0.1, name="self_attention")
+    restored = tf_keras.layers.deserialize(tf_keras.layers.serialize(layer))
+    assert type(restored) is MatmulAttention
+    assert restored.get_config() == layer.get_config()
