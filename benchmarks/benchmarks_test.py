@@ -173,7 +173,8 @@ def test_lm_benchmark_quick_prints_throughput_and_the_flop_ratio(capsys):
     assert [row[0] for row in rows] == ["8", "64"], out
     for row in rows:  # GFLOP/step of the quick model rounds to 0.
         assert all(float(value) > 0 for value in row[2:]), out
-    assert re.search(r"float32: step time h=64 / h=8 = %s; FLOP ratio %s" % (_NUMBER, _NUMBER), out), out
+    assert re.search(r"float32: step time h=64 / h=8 = %s \(per real token, paired by round\); FLOP ratio %s"
+                     % (_NUMBER, _NUMBER), out), out
 
 
 def test_lm_training_flops_follow_the_closed_form():

@@ -12,10 +12,12 @@ TransformerEncoderBlock(norm_first=True, key_dim=32) under a causal mask, a
 tied output layer), tf_keras AdamW with the same clipping and decay, and a
 tf.function loop over tf.range. Both read the same random batches.
 
-Contenders run in this one process, in alternation (ours, baseline, ours,
-...), one loop call each, so that load drift on a shared machine affects both
-alike; the figure is the median round. Then the ratio of the h = 64 and h = 8
-step times is set beside the ratio of their training FLOPs (3x the forward
+Contenders run in this one process, every head count and contender taking
+turns (h = 8 ours, baseline, h = 64 ours, baseline, ...), one loop call each,
+so that load drift on a shared machine affects all alike; the figure is the
+median round. Then the ratio of the h = 64 and h = 8 step times (per real
+token, the median of the per-round ratios) is set beside the ratio of their
+training FLOPs (3x the forward
 matrix products: per token and layer 8*d*h*d_p + 4*d*FFN + 4*h*n*d_p, plus
 2*d*V for the output layer; h = 64 costs 2.2x). Token counts exclude padding.
 
@@ -49,7 +51,7 @@ flags.DEFINE_list("lm_dtypes", ["float32", "bfloat16"], "--dtype values.")
 flags.DEFINE_integer("lm_batch_size", 8, "Sequences per step.")
 flags.DEFINE_integer("lm_seq_length", 256, "Tokens per sequence (padded length).")
 flags.DEFINE_integer("lm_steps_per_round", 2, "Training steps per timed loop call.")
-flags.DEFINE_integer("lm_timed_rounds", 3, "Timed rounds per contender (after one untimed round).")
+flags.DEFINE_integer("lm_timed_rounds", 5, "Timed rounds per contender (after one untimed round).")
 flags.DEFINE_bool("lm_quick", False, "A tiny model, one timed round: checks that the script runs; "
                   "the figures mean nothing.")
 
@@ -179,19 +181,33 @@ def _config(heads, quick):
     return LmConfig(num_attention_heads=heads, max_position_embeddings=max(256, FLAGS.lm_seq_length), **shape)
 
 
-def measure(config, dtype, batch_size, seq_length, steps, rounds):
-    """{contender: median seconds per step} and the real tokens per step."""
-    dataset, tokens = make_dataset(config, batch_size, seq_length)
-    runs = {"ours": build_ours(config, dtype, dataset, batch_size, steps),
-            "baseline": build_baseline(config, dtype, dataset, batch_size, steps)}
-    times = {name: [] for name in runs}
+def measure(configs, dtype, batch_size, seq_length, steps, rounds):
+    """Times ours and the baseline at every head count, all taking turns.
+
+    Every round runs each (h, contender) once, so load drift on a shared
+    machine reaches all of them alike, and the h = 64 / h = 8 ratio can be
+    taken within a round.
+
+    Args:
+      configs: {h: LmConfig}.
+
+    Returns:
+      ({(h, contender): [seconds per step, one per timed round]},
+       {h: real tokens per step}).
+    """
+    runs, tokens = {}, {}
+    for h, config in configs.items():
+        dataset, tokens[h] = make_dataset(config, batch_size, seq_length)
+        runs[h, "ours"] = build_ours(config, dtype, dataset, batch_size, steps)
+        runs[h, "baseline"] = build_baseline(config, dtype, dataset, batch_size, steps)
+    times = {key: [] for key in runs}
     for round_index in range(rounds + 1):
-        for name, run in runs.items():
+        for key, run in runs.items():
             start = time.perf_counter()
             run()
             if round_index:  # The first round traces.
-                times[name].append((time.perf_counter() - start) / steps)
-    return {name: statistics.median(values) for name, values in times.items()}, tokens
+                times[key].append((time.perf_counter() - start) / steps)
+    return times, tokens
 
 
 def main(_):
@@ -203,28 +219,32 @@ def main(_):
     heads = [int(h) for h in FLAGS.lm_heads]
     print("LM training throughput, %s, %d usable CPUs (%s)" % (
         benchmark_utils.cpu_model(), benchmark_utils.usable_cpus(), ", ".join(benchmark_utils.cpu_flags())))
-    print("model: %s; batch %d x %d tokens; %d steps per round, median of %d rounds%s" % (
-        ", ".join("%s=%s" % item for item in (_QUICK if quick else _PAPER).items()), batch, seq,
-        FLAGS.lm_steps_per_round, rounds, " (--lm_quick: figures mean nothing)" if quick else ""))
+    print("model: %s; batch %d x %d tokens; %d steps per round, median of %d rounds, every h and contender "
+          "taking turns%s" % (
+              ", ".join("%s=%s" % item for item in (_QUICK if quick else _PAPER).items()), batch, seq,
+              FLAGS.lm_steps_per_round, rounds, " (--lm_quick: figures mean nothing)" if quick else ""))
     print("%-9s %-4s %12s %12s %12s %10s %12s" % ("dtype", "h", "GFLOP/step", "ours tok/s", "base tok/s",
                                                   "ours/base", "ours GFLOP/s"))
-    seconds = {}
+    configs = {h: _config(h, quick) for h in heads}
     for dtype in FLAGS.lm_dtypes:
-        for h in heads:
-            config = _config(h, quick)
-            per_step, tokens = measure(config, dtype, batch, seq, FLAGS.lm_steps_per_round, rounds)
+        times, tokens = measure(configs, dtype, batch, seq, FLAGS.lm_steps_per_round, rounds)
+        for h, config in configs.items():
+            ours, baseline = times[h, "ours"], times[h, "baseline"]
             flops = training_flops(config, batch, seq)
-            seconds[dtype, h] = per_step["ours"]
+            paired = statistics.median(b / o for o, b in zip(ours, baseline))
             print("%-9s %-4d %12.1f %12.1f %12.1f %10.2f %12.1f" % (
-                dtype, h, flops / 1e9, tokens / per_step["ours"], tokens / per_step["baseline"],
-                per_step["baseline"] / per_step["ours"], flops / per_step["ours"] / 1e9))
-    if len(heads) == 2:
-        low, high = heads
-        flop_ratio = training_flops(_config(high, quick), batch, seq) / training_flops(_config(low, quick), batch, seq)
-        for dtype in FLAGS.lm_dtypes:
-            time_ratio = seconds[dtype, high] / seconds[dtype, low]
-            print("%s: step time h=%d / h=%d = %.2f; FLOP ratio %.2f; off by %+.0f%% (goal: within 10%%)" % (
-                dtype, high, low, time_ratio, flop_ratio, 100 * (time_ratio / flop_ratio - 1)))
+                dtype, h, flops / 1e9, tokens[h] / statistics.median(ours),
+                tokens[h] / statistics.median(baseline), paired, flops / statistics.median(ours) / 1e9))
+        if len(heads) == 2:
+            low, high = heads
+            flop_ratio = training_flops(configs[high], batch, seq) / training_flops(configs[low], batch, seq)
+            # Seconds per real token, so that the two random datasets' padding does not count.
+            time_ratio = statistics.median(
+                (slow / tokens[high]) / (fast / tokens[low])
+                for slow, fast in zip(times[high, "ours"], times[low, "ours"]))
+            print("%s: step time h=%d / h=%d = %.2f (per real token, paired by round); FLOP ratio %.2f; "
+                  "off by %+.0f%% (goal: within 10%%)" % (
+                      dtype, high, low, time_ratio, flop_ratio, 100 * (time_ratio / flop_ratio - 1)))
 
 
 if __name__ == "__main__":

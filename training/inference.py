@@ -3,15 +3,21 @@
 Every prediction path calls the model on batches of three int32 arrays
 [batch_size, seq_length] (input ids, input mask, segment ids) with dropout
 off. `BatchForward` traces that call once and, where it pays off, compiles it
-with XLA (`--inference_xla`):
+with XLA (`--inference_xla`, `auto` by default):
 
-- float32: XLA fuses the element-wise work (GELU, LayerNorm, bias adds) that
-  TensorFlow otherwise runs op by op; measured +12% on a Sapphire Rapids core
-  and about even on an AVX2-only EPYC.
+- On a GPU: XLA.
+- float32 on a CPU with AVX-512: XLA fuses the element-wise work (GELU,
+  LayerNorm, bias adds) that TensorFlow otherwise runs op by op; measured +12%
+  on a Sapphire Rapids core (before attention's products became batched
+  tf.matmul, modeling/attention.py).
+- float32 on a CPU without AVX-512: no XLA. With the products as batched
+  tf.matmul, oneDNN's path ran 4-7% faster than XLA's on an AVX2-only EPYC
+  (XLA compiles them to slower batched dots), and without the ~70 MB of the
+  compiled program.
 - bfloat16 on a CPU that multiplies bfloat16 natively (AVX512-BF16, AMX):
   oneDNN's bfloat16 kernels are faster than XLA's (XLA measured 0.54x), so no.
-- bfloat16 elsewhere: TensorFlow emulates bfloat16 matrix products op by op,
-  ~25x slower than XLA here (an AVX2-only EPYC, BERT L4 H512 batch 32).
+- bfloat16 on other CPUs: TensorFlow emulates bfloat16 matrix products op by
+  op, ~25x slower than XLA here (an AVX2-only EPYC, BERT L4 H512 batch 32).
 
 XLA compiles once per input shape, so under XLA the last, smaller batch is
 padded to `batch_size` rows (then cut back): one compilation per run.
@@ -34,30 +40,36 @@ class InferenceOptions(Options):
 
     inference_xla: str = option(
         "auto", "Compile the forward pass of prediction, evaluation and feature extraction with "
-        "XLA: auto = yes, except for bfloat16 on a CPU with native bfloat16 (AVX512-BF16/AMX), "
-        "where oneDNN is faster; true; false.", choices=XLA_SETTINGS, new=True)
+        "XLA: auto = yes on a GPU; on a CPU, float32 only with AVX-512 and bfloat16 only without "
+        "native bfloat16 (AVX512-BF16/AMX), where oneDNN is faster; true; false.",
+        choices=XLA_SETTINGS, new=True)
 
     def jit_compile(self, dtype):
         """Whether the forward pass at compute dtype `dtype` is compiled with XLA."""
         return uses_xla(self.inference_xla, dtype)
 
 
-def uses_xla(setting, dtype, cpu_flags=None):
+def uses_xla(setting, dtype, cpu_flags=None, has_gpu=None):
     """Whether `setting` (of --inference_xla) compiles the forward pass at `dtype`.
 
     Args:
       setting: "auto", "true" or "false".
       dtype: the compute dtype, "float32", "bfloat16" or "float16".
       cpu_flags: the CPU's feature flags; default: read from /proc/cpuinfo.
+      has_gpu: whether TensorFlow sees a GPU; default: asks TensorFlow.
     """
     if setting not in XLA_SETTINGS:
         raise ValueError("--inference_xla=%s: expected one of %s." % (setting, ", ".join(XLA_SETTINGS)))
     if setting != "auto":
         return setting == "true"
-    if dtype != "bfloat16":
+    if has_gpu is None:
+        has_gpu = bool(tf.config.list_physical_devices("GPU"))
+    if has_gpu:
         return True
     if cpu_flags is None:
         cpu_flags = compute_dtype.cpu_flags()
+    if dtype != "bfloat16":
+        return "avx512f" in cpu_flags
     return not any(flag in cpu_flags for flag in compute_dtype.NATIVE_BFLOAT16_FLAGS)
 
 
