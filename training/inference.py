@@ -11,7 +11,7 @@ with XLA (`--inference_xla`, `auto` by default):
   on a Sapphire Rapids core (before attention's products became batched
   tf.matmul, modeling/attention.py).
 - float32 on a CPU without AVX-512: no XLA. With the products as batched
-  tf.matmul, oneDNN's path ran 4-7% faster than XLA's on an AVX2-only EPYC
+  tf.matmul, oneDNN's path ran 4-9% faster than XLA's on an AVX2-only EPYC
   (XLA compiles them to slower batched dots), and without the ~70 MB of the
   compiled program.
 - bfloat16 on a CPU that multiplies bfloat16 natively (AVX512-BF16, AMX):
