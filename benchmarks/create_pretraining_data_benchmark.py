@@ -181,22 +181,6 @@ def contenders(have_original):
     return found
 
 
-def make_vocab(directory, corpus_lines):
-    """(path, description) of the vocab to use."""
-    if FLAGS.benchmark_vocab_file:
-        return FLAGS.benchmark_vocab_file, FLAGS.benchmark_vocab_file
-    if not FLAGS.cpd_quick:
-        path, description = benchmark_utils.bert_uncased_vocab(directory)
-        if path:
-            return path, description
-        print("note: no BERT vocab (%s); using a frequency vocab" % description)
-    path = os.path.join(directory, "vocab.txt")
-    with open(path, "w", encoding="utf-8") as f:
-        f.write("\n".join(tokenization_benchmark.frequency_vocab(corpus_lines[:5000], 8000, True))
-                + "\n")
-    return path, "frequency vocab of 8000 tokens learned from the corpus"
-
-
 def _same_bytes(paths):
     contents = []
     for path in paths:
@@ -229,7 +213,8 @@ def main(argv):
         for size in sizes:
             corpora[size] = os.path.join(directory, "corpus-%d.txt" % size)
             lines = write_corpus(corpora[size], size, _SEED)
-        vocab, vocab_description = make_vocab(directory, lines)
+        vocab, vocab_description = tokenization_benchmark.benchmark_vocab(
+            directory, FLAGS.benchmark_vocab_file, FLAGS.cpd_quick, lines[:5000])
         print("vocab: %s" % vocab_description)
         print("flags: all at their defaults (dupe_factor 10, max_seq_length 128, ...) but the "
               "paths; ours -w2 adds --num_workers=2")

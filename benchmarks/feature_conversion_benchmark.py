@@ -65,23 +65,6 @@ def make_tasks(directory, max_documents):
     return corpus
 
 
-def make_vocab(directory, corpus):
-    """(path, description) of the vocab to use."""
-    if FLAGS.conversion_vocab_file:
-        return FLAGS.conversion_vocab_file, FLAGS.conversion_vocab_file
-    if not FLAGS.conversion_quick:
-        path, description = benchmark_utils.bert_uncased_vocab(directory)
-        if path:
-            return path, description
-        print("note: no BERT vocab (%s); using a frequency vocab" % description)
-    with open(corpus, encoding="utf-8") as f:
-        lines = [line.strip() for line in f if line.strip()]
-    path = os.path.join(directory, "vocab.txt")
-    with open(path, "w", encoding="utf-8") as f:
-        f.write("\n".join(tokenization_benchmark.frequency_vocab(lines, 8000, True)) + "\n")
-    return path, "frequency vocab of 8000 tokens learned from the corpus"
-
-
 def tokenizer_factories(vocab_file):
     """{name: () -> a new tokenizer}; "original" only where bert-tensorflow is installed."""
     import tokenization  # pylint: disable=import-outside-toplevel
@@ -152,7 +135,10 @@ def main(argv):
     documents = 40 if FLAGS.conversion_quick else FLAGS.conversion_documents
     with tempfile.TemporaryDirectory() as directory:
         corpus = make_tasks(directory, documents)
-        vocab_file, vocab_description = make_vocab(directory, corpus)
+        with open(corpus, encoding="utf-8") as f:
+            lines = [line.strip() for line in f if line.strip()]
+        vocab_file, vocab_description = tokenization_benchmark.benchmark_vocab(
+            directory, FLAGS.conversion_vocab_file, FLAGS.conversion_quick, lines)
         factories = tokenizer_factories(vocab_file)
         tasks = converters(directory)
         print("vocab: %s; %s" % (vocab_description, ", ".join(

@@ -260,6 +260,26 @@ def frequency_vocab(lines, vocab_size, do_lower_case):
     return vocab + scored[:max(0, vocab_size - len(vocab))]
 
 
+def benchmark_vocab(directory, vocab_file, quick, corpus_lines):
+    """(path, description) of the vocab a benchmark uses.
+
+    `vocab_file` if given; else BERT-Base uncased's (unless `quick`); else, or
+    if that cannot be had, a frequency vocab of 8000 tokens from `corpus_lines`
+    written to `directory`.
+    """
+    if vocab_file:
+        return vocab_file, vocab_file
+    if not quick:
+        path, description = benchmark_utils.bert_uncased_vocab(directory)
+        if path:
+            return path, description
+        print("note: no BERT vocab (%s); using a frequency vocab" % description)
+    path = os.path.join(directory, "vocab.txt")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("\n".join(frequency_vocab(corpus_lines, 8000, True)) + "\n")
+    return path, "frequency vocab of 8000 tokens learned from the corpus"
+
+
 def tf_text_vocab(lines, vocab_size, do_lower_case):
     """Learns a WordPiece vocab (list of str) with TF Text's offline tool.
 
