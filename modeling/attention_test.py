@@ -6,6 +6,7 @@ import tensorflow as tf
 import tf_keras
 
 from modeling.attention import MatmulAttention
+from modeling.uint16_dropout import Uint16Dropout, keep_scale
 
 
 def _numpy_attention(layer, query_input, value_input, mask):
@@ -89,6 +90,66 @@ def test_dropout_applies_only_in_training():
     # The returned probabilities are before dropout: rows still sum to one.
     np.testing.assert_allclose(probabilities.numpy().sum(-1), 1.0, rtol=1e-5)
     assert not np.allclose(layer(x, x, training=True).numpy(), inference.numpy())
+
+
+class _FixedMaskDropout(tf_keras.layers.Layer):
+    """Plain dropout with a given keep mask: where(keep, x / keep probability, 0)."""
+
+    def __init__(self, keep, rate):
+        super().__init__()
+        self.keep, self.rate = keep, rate
+
+    def call(self, inputs, training=None):
+        return tf.where(self.keep, inputs * keep_scale(self.rate), 0.0)
+
+
+@pytest.mark.parametrize("function", [False, True])
+@pytest.mark.parametrize("keys", [7, 9])  # self-attention; cross-attention over a longer memory
+def test_fused_softmax_dropout_matches_keras_with_the_same_mask(function, keys):
+    """Values and gradients (inputs and every weight) of the training path against Keras's softmax + dropout."""
+    rng = np.random.default_rng(5)
+    x = tf.constant(rng.standard_normal((2, 7, 12)).astype(np.float32))
+    memory = tf.constant(rng.standard_normal((2, keys, 12)).astype(np.float32))
+    layer = MatmulAttention(num_heads=3, key_dim=5, dropout=0.3, bias_initializer="random_normal")
+    layer(x, memory)
+    twin = _twin_keras_layer(layer, (x, memory))
+    assert isinstance(layer._dropout_layer, Uint16Dropout)  # pylint: disable=protected-access
+    keep = tf.constant(rng.random((2, 3, 7, keys)) > 0.3)
+    layer._dropout_layer.keep_mask = lambda shape: keep  # pylint: disable=protected-access
+    twin._dropout_layer = _FixedMaskDropout(keep, 0.3)  # pylint: disable=protected-access
+    mask = tf.constant(np.tril(np.ones((7, keys), bool))[None].repeat(2, 0))
+    upstream = tf.constant(rng.standard_normal((2, 7, 12)).astype(np.float32))
+
+    def values_and_gradients(attention):
+        with tf.GradientTape() as tape:
+            tape.watch([x, memory])
+            y, probabilities = attention(x, memory, attention_mask=mask, training=True,
+                                         return_attention_scores=True)
+            loss = tf.reduce_sum(y * upstream)
+        return [y, probabilities] + tape.gradient(loss, [x, memory] + attention.trainable_weights)
+
+    if function:
+        values_and_gradients = tf.function(values_and_gradients)
+    mine, theirs = values_and_gradients(layer), values_and_gradients(twin)
+    assert not np.allclose(mine[0].numpy(), layer(x, memory, attention_mask=mask, training=False).numpy())
+    for ours, keras in zip(mine, theirs):
+        np.testing.assert_allclose(ours.numpy(), keras.numpy(), rtol=2e-5, atol=2e-6)
+
+
+def test_gradient_through_the_returned_probabilities():
+    """A loss on the returned (pre-dropout) probabilities still reaches the query weights."""
+    x = tf.constant(np.random.default_rng(6).standard_normal((2, 5, 8)).astype(np.float32))
+    layer = MatmulAttention(num_heads=2, key_dim=4, dropout=0.5)
+    layer(x, x)
+    twin = _twin_keras_layer(layer, (x, x))
+    gradients = []
+    for attention in (layer, twin):
+        with tf.GradientTape() as tape:
+            _, probabilities = attention(x, x, training=True, return_attention_scores=True)
+            loss = tf.reduce_sum(probabilities[..., 0] ** 2)
+        gradients.append(tape.gradient(loss, attention.trainable_weights[0]))  # query/kernel
+    np.testing.assert_allclose(gradients[0].numpy(), gradients[1].numpy(), rtol=1e-5, atol=1e-7)
+    assert np.abs(gradients[0].numpy()).max() > 0
 
 
 def test_get_config_round_trip():
