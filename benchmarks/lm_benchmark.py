@@ -51,7 +51,7 @@ flags.DEFINE_list("lm_dtypes", ["float32", "bfloat16"], "--dtype values.")
 flags.DEFINE_integer("lm_batch_size", 8, "Sequences per step.")
 flags.DEFINE_integer("lm_seq_length", 256, "Tokens per sequence (padded length).")
 flags.DEFINE_integer("lm_steps_per_round", 2, "Training steps per timed loop call.")
-flags.DEFINE_integer("lm_timed_rounds", 5, "Timed rounds per contender (after one untimed round).")
+flags.DEFINE_integer("lm_timed_rounds", 9, "Timed rounds per contender (after one untimed round).")
 flags.DEFINE_bool("lm_quick", False, "A tiny model, one timed round: checks that the script runs; "
                   "the figures mean nothing.")
 
