@@ -15,7 +15,9 @@ XLA both forms compile to the same dot.
 
 Dropout on the probabilities is `Uint16Dropout` (modeling/uint16_dropout.py):
 one 16-bit random draw per element instead of a float32, since drawing the
-randomness is most of what dropout costs on [batch, heads, queries, keys].
+randomness is most of what dropout costs on [batch, heads, queries, keys]. In
+training the softmax and the dropout share one gradient, and dropout's scale
+multiplies the product with the values (the smaller tensor) instead.
 """
 
 import math
