@@ -110,15 +110,18 @@ class TransformerLm(tf_keras.Model):
         for block in self.decoder_layers:
             x = block([x, mask], training=training)
         x = self.final_layer_norm(x)
+        # One 2-D product over all positions: a [batch, T, d] x [d, V] product broadcasts the
+        # table over the batch, and its gradient materialised [batch, V, d] (262 MB at batch 8)
+        # before summing it.
+        flat = tf.reshape(tf.cast(x, self.compute_dtype), [-1, self.config.hidden_size])
         kernel = self.output_kernel
         if kernel is None:
-            logits = tf.matmul(tf.cast(x, self.compute_dtype),
-                               tf.cast(self.word_embeddings.embeddings, self.compute_dtype), transpose_b=True)
+            logits = tf.matmul(flat, tf.cast(self.word_embeddings.embeddings, self.compute_dtype), transpose_b=True)
         else:
-            logits = tf.matmul(tf.cast(x, self.compute_dtype), tf.cast(kernel, self.compute_dtype))
+            logits = tf.matmul(flat, tf.cast(kernel, self.compute_dtype))
+        logits = tf.reshape(logits + self.output_bias, tf.concat([tf.shape(x)[:-1], [self.config.vocab_size]], 0))
         # The loss is computed in float32, as Model Garden's heads do under mixed precision.
-        logits = tf.cast(logits + self.output_bias, tf.float32)
-        return dict(logits=logits, sequence_output=x)
+        return dict(logits=tf.cast(logits, tf.float32), sequence_output=x)
 
     def checkpoint_variables(self):
         """{checkpoint name: OriginalVariable}, in model order (see the module docstring)."""

@@ -61,6 +61,31 @@ def test_a_tokens_logits_do_not_depend_on_later_tokens():
     assert np.abs(a[:, 5:] - b[:, 5:]).max() > 1e-3  # later positions do see the change
 
 
+@pytest.mark.parametrize("tie", [True, False])
+def test_output_layer_gradient_is_one_product_not_one_per_sequence(tie):
+    """No [batch, V, d] (or [batch, d, V]) tensor in the training gradient: the table is not broadcast."""
+    config = _config(hidden=24, tie=tie)
+    model = build_lm(TransformerLm(config))
+    batch = 3
+    ids = tf.constant(np.random.RandomState(4).randint(0, VOCAB, size=(batch, SEQ)).astype(np.int32))
+
+    @tf.function
+    def gradients(ids):
+        with tf.GradientTape() as tape:
+            logits = model(dict(input_ids=ids), training=True)["logits"]
+            loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=ids, logits=logits))
+        return tape.gradient(loss, model.trainable_variables)
+
+    graph = gradients.get_concrete_function(ids).graph
+    shapes = {tuple(t.shape.as_list()) for op in graph.get_operations() for t in op.outputs if t.shape.rank == 3}
+    assert (batch, SEQ, VOCAB) in shapes  # the logits, found where they should be
+    assert not shapes & {(batch, VOCAB, 24), (batch, 24, VOCAB)}, shapes
+    # The gradients still reach the output layer.
+    table = model.word_embeddings.embeddings if tie else model.output_kernel
+    index = [v.ref() for v in model.trainable_variables].index(table.ref())
+    assert float(tf.reduce_max(tf.abs(gradients(ids)[index]))) > 0
+
+
 @pytest.mark.parametrize("head_size, tie", [(None, True), (10, True), (10, False)])
 def test_parameter_count_matches_the_built_model(head_size, tie):
     config = _config(head_size=head_size, tie=tie)
