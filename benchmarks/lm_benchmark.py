@@ -83,25 +83,18 @@ def make_dataset(config, batch_size, seq_length, seed=1):
     return tf.data.Dataset.from_tensor_slices(arrays).repeat().prefetch(1), int(mask.sum()) // _NUM_BATCHES
 
 
-def _set_dtype(dtype):
-    import tensorflow as tf
-    from official.modeling import performance
-
-    performance.set_mixed_precision_policy(tf.as_dtype(dtype))
-
-
 def build_ours(config, dtype, dataset, batch_size, steps):
     """run_lm's step: returns a callable running `steps` steps."""
     import tensorflow as tf
 
+    from benchmarks import benchmark_utils
     from modeling import transformer_lm
     from modeling.lm_parameter_groups import LM_PARAMETER_GROUPS
     from training import distribution, language_modeling, run_setup
     from training import trainer as trainer_lib
     from training.training_options import Schedule, TrainingOptions
 
-    _set_dtype(dtype)
-    try:
+    with benchmark_utils.dtype_policy(dtype):
         task = dataclasses.replace(language_modeling.lm_task(None, config, None, None),
                                    make_dataset=lambda batch, context: dataset)
         options = TrainingOptions(output_dir=tempfile.mkdtemp(), train_batch_size=batch_size, learning_rate=1e-3,
@@ -111,8 +104,6 @@ def build_ours(config, dtype, dataset, batch_size, steps):
         trainer = trainer_lib.Trainer(options, Schedule(100000, 1000), distribution.get_strategy(options), task,
                                       freezer)
         loop = trainer.make_loop()
-    finally:
-        _set_dtype("float32")
     return lambda: loop(trainer.iterator, tf.constant(steps)).numpy()
 
 
@@ -122,8 +113,9 @@ def build_baseline(config, dtype, dataset, batch_size, steps):
     import tf_keras
     from official.nlp.modeling import layers
 
-    _set_dtype(dtype)
-    try:
+    from benchmarks import benchmark_utils
+
+    with benchmark_utils.dtype_policy(dtype):
         d = config.hidden_size
         embedding = layers.OnDeviceEmbedding(config.vocab_size, d)
         positions = layers.PositionEmbedding(max_length=config.max_position_embeddings)
@@ -169,8 +161,6 @@ def build_baseline(config, dtype, dataset, batch_size, steps):
                 optimizer.apply_gradients(zip(tape.gradient(loss, variables), variables))
                 total += loss
             return total / tf.cast(num_steps, tf.float32)
-    finally:
-        _set_dtype("float32")
     return lambda: loop(tf.constant(steps)).numpy()
 
 

@@ -152,13 +152,6 @@ def make_dataset(batches):
     return tf.data.Dataset.from_tensor_slices(batches).repeat().prefetch(1), tokens
 
 
-def _set_dtype(dtype):
-    import tensorflow as tf
-    from official.modeling import performance
-
-    performance.set_mixed_precision_policy(tf.as_dtype(dtype))
-
-
 def nmt_options(dtype, batch_size, steps):
     """run_translation's options under --preset=transformer-base, with this benchmark's shapes."""
     from training import lm_presets, nmt_presets
@@ -343,11 +336,12 @@ def measure(part, dtype, config, shapes, rounds):
     """
     import tensorflow as tf
 
+    from benchmarks import benchmark_utils
+
     steps = FLAGS.nmt_steps_per_round
     batches = make_batches(config.vocab_size, shapes["batch"], shapes["source"], shapes["target"])
     runs, failures = {}, {}
-    _set_dtype(dtype)
-    try:
+    with benchmark_utils.dtype_policy(dtype):
         options = nmt_options(dtype, shapes["batch"], steps)
         options = dataclasses.replace(options, max_decode_length=shapes["decode"])
         if part == "train":
@@ -366,8 +360,6 @@ def measure(part, dtype, config, shapes, rounds):
             except _errors() as error:
                 failures[name] = _failure(error)
         per_call = alternate(runs, rounds, failures)
-    finally:
-        _set_dtype("float32")
     del runs
     gc.collect()
     return {name: per_item / seconds for name, seconds in per_call.items()}, failures
