@@ -21,7 +21,6 @@ multiplies the product with the values (the smaller tensor) instead.
 """
 
 import math
-import numbers
 
 import tensorflow as tf
 import tf_keras
@@ -81,9 +80,7 @@ class MatmulAttention(tf_keras.layers.MultiHeadAttention):
         if training is None:
             training = tf_keras.backend.learning_phase()
         training = tf.get_static_value(training)
-        return (training is not None and bool(training) and isinstance(self._dropout_layer, Uint16Dropout)
-                and self._dropout_layer.noise_shape is None and isinstance(self._dropout, numbers.Real)
-                and self._dropout > 0)
+        return training is not None and bool(training) and self._dropout > 0
 
     def _dropped_probabilities(self, scores, attention_mask, keep):
         """softmax(scores under the mask), zero where `keep` is False, not rescaled.
