@@ -45,7 +45,9 @@ def test_matches_an_independent_numpy_forward(heads, key_dim, width):
 
 
 def _twin_keras_layer(layer, inputs):
-    twin = tf_keras.layers.MultiHeadAttention.from_config(layer.get_config())
+    config = layer.get_config()
+    config.pop("causal", None)  # The twin gets the causal mask as its attention_mask instead.
+    twin = tf_keras.layers.MultiHeadAttention.from_config(config)
     twin(*inputs)
     for mine, theirs in zip(layer.weights, twin.weights):
         assert mine.name == theirs.name
@@ -157,3 +159,85 @@ def test_get_config_round_trip():
     restored = tf_keras.layers.deserialize(tf_keras.layers.serialize(layer))
     assert type(restored) is MatmulAttention
     assert restored.get_config() == layer.get_config()
+
+
+def _causal_inputs(rng, length=7):
+    """x [2, length, 12]; a padding mask; the causal mask combined with it (what Keras is given)."""
+    x = tf.constant(rng.standard_normal((2, length, 12)).astype(np.float32))
+    padding = rng.random((2, 1, length)) > 0.2
+    padding[:, :, 0] = True  # every query can attend its first key
+    combined = np.tril(np.ones((length, length), bool))[None] & padding
+    return x, tf.constant(np.broadcast_to(padding, (2, length, length))), tf.constant(combined)
+
+
+@pytest.mark.parametrize("function", [False, True])
+@pytest.mark.parametrize("training", [False, True])
+def test_causal_blocks_match_keras_under_the_causal_mask(monkeypatch, function, training):
+    """causal=True with 3 query blocks (rows 0-1, 2-3, 4-6): values, probabilities and gradients
+    against Keras's MultiHeadAttention given the causal mask; in training with the same keep masks."""
+    monkeypatch.setattr(MatmulAttention, "CAUSAL_BLOCK_ROWS", 2)
+    rng = np.random.default_rng(7)
+    x, padding, combined = _causal_inputs(rng)
+    layer = MatmulAttention(num_heads=3, key_dim=5, dropout=0.3, causal=True, bias_initializer="random_normal")
+    layer(x, x)
+    assert layer._query_blocks(7, 7) == [(0, 2), (2, 4), (4, 7)]  # pylint: disable=protected-access
+    twin = _twin_keras_layer(layer, (x, x))
+    keep = rng.random((2, 3, 7, 7)) > 0.3
+    blocks = iter(layer._query_blocks(7, 7) * 2)  # pylint: disable=protected-access
+
+    def block_keep(shape):  # The blocks draw in order: hand each its part of the one mask.
+        start, end = next(blocks)
+        assert shape.shape == (4,)
+        return tf.constant(keep[:, :, start:end, :end])
+
+    layer._dropout_layer.keep_mask = block_keep  # pylint: disable=protected-access
+    if training:  # _FixedMaskDropout drops whatever `training` says.
+        twin._dropout_layer = _FixedMaskDropout(tf.constant(keep), 0.3)  # pylint: disable=protected-access
+    upstream = tf.constant(rng.standard_normal((2, 7, 12)).astype(np.float32))
+
+    def values_and_gradients(attention, mask):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y, probabilities = attention(x, x, attention_mask=mask, training=training, return_attention_scores=True)
+            loss = tf.reduce_sum(y * upstream)
+        return [y, probabilities] + tape.gradient(loss, [x] + attention.trainable_weights)
+
+    if function:
+        values_and_gradients = tf.function(values_and_gradients)
+    mine, theirs = values_and_gradients(layer, padding), values_and_gradients(twin, combined)
+    for ours, keras in zip(mine, theirs):
+        np.testing.assert_allclose(ours.numpy(), keras.numpy(), rtol=2e-5, atol=2e-6)
+
+
+def test_causal_attention_does_not_see_later_positions(monkeypatch):
+    """With no mask given, changing position 5 leaves the outputs at 0..4 as they were."""
+    monkeypatch.setattr(MatmulAttention, "CAUSAL_BLOCK_ROWS", 3)
+    x = np.random.default_rng(8).standard_normal((2, 8, 12)).astype(np.float32)
+    layer = MatmulAttention(num_heads=2, key_dim=4, causal=True)
+    changed = x.copy()
+    changed[:, 5] += 1.0
+    before, after = layer(x, x).numpy(), layer(changed, changed).numpy()
+    np.testing.assert_array_equal(before[:, :5], after[:, :5])
+    assert not np.allclose(before[:, 5:], after[:, 5:])
+
+
+def test_query_blocks():
+    layer = MatmulAttention(num_heads=2, key_dim=4, causal=True)
+    assert MatmulAttention.CAUSAL_BLOCK_ROWS == 128
+    assert layer._query_blocks(256, 256) == [(0, 128), (128, 256)]  # pylint: disable=protected-access
+    assert layer._query_blocks(300, 300) == [(0, 150), (150, 300)]  # pylint: disable=protected-access
+    assert layer._query_blocks(200, 200) == [(0, 200)]  # pylint: disable=protected-access
+    assert layer._query_blocks(None, None) == [(0, None)]  # pylint: disable=protected-access
+    assert layer._query_blocks(256, 300) == [(0, 256)]  # pylint: disable=protected-access
+    plain = MatmulAttention(num_heads=2, key_dim=4)
+    assert plain._query_blocks(256, 256) == [(0, 256)]  # pylint: disable=protected-access
+
+
+def test_causal_config_round_trip_and_other_axes_rejected():
+    layer = MatmulAttention(num_heads=3, key_dim=7, causal=True)
+    restored = tf_keras.layers.deserialize(tf_keras.layers.serialize(layer))
+    assert restored.get_config() == layer.get_config() and restored.get_config()["causal"] is True
+    assert "causal" not in MatmulAttention(num_heads=3, key_dim=7).get_config()  # Keras's own config
+    x = tf.zeros([2, 3, 4, 8])
+    with pytest.raises(ValueError, match=r"causal=True\) attends over the length axis"):
+        MatmulAttention(num_heads=2, key_dim=4, attention_axes=(2,), causal=True)(x, x)

@@ -25,17 +25,31 @@ class EncoderBlock(layers.TransformerEncoderBlock):
     products as batched `tf.matmul` (faster on CPU, see modeling/attention.py).
     """
 
+    def __init__(self, *args, causal_attention=False, **kwargs):
+        self._causal_attention = causal_attention  # read when build() creates the attention layer
+        super().__init__(*args, **kwargs)
+
+    def get_config(self):
+        config = super().get_config()
+        if self._causal_attention:  # Otherwise the config stays Model Garden's own.
+            config["causal_attention"] = True
+        return config
+
     def __setattr__(self, name, value):
         if name == "_attention_layer" and type(value) is tf_keras.layers.MultiHeadAttention:  # pylint: disable=unidiomatic-typecheck
             config = value.get_config()
             for unbuilt in ("query_shape", "key_shape", "value_shape"):  # None: from_config would warn
                 del config[unbuilt]
-            value = MatmulAttention(**config)
+            value = MatmulAttention(causal=self._causal_attention, **config)
         super().__setattr__(name, value)
 
 
-def transformer_block(config, initializer, norm_first, norm_epsilon, name):
-    """An EncoderBlock: Q, K, V project d -> h*d_p, logits scaled by 1/sqrt(d_p)."""
+def transformer_block(config, initializer, norm_first, norm_epsilon, name, causal_attention=False):
+    """An EncoderBlock: Q, K, V project d -> h*d_p, logits scaled by 1/sqrt(d_p).
+
+    causal_attention: every position attends itself and earlier ones only
+    (on top of the mask passed in), skipping the scores of later keys.
+    """
     return EncoderBlock(
         num_attention_heads=config.num_attention_heads,
         key_dim=config.attention_head_size,
@@ -47,4 +61,5 @@ def transformer_block(config, initializer, norm_first, norm_epsilon, name):
         norm_epsilon=norm_epsilon,
         kernel_initializer=tf_utils.clone_initializer(initializer),
         name=name,
+        causal_attention=causal_attention,
     )

@@ -51,3 +51,18 @@ def test_block_is_model_gardens_with_matmul_attention():
     assert type(restored) is EncoderBlock
     restored([x, mask])
     assert isinstance(restored._attention_layer, MatmulAttention)  # pylint: disable=protected-access
+
+
+def test_causal_attention_reaches_the_attention_layer_and_the_config():
+    config = LmConfig(vocab_size=10, hidden_size=24, num_attention_heads=4, head_size=6, intermediate_size=40)
+    block = transformer_block(config, tf_keras.initializers.TruncatedNormal(stddev=0.02), True, 1e-6, "layer_0",
+                              causal_attention=True)
+    x = tf.constant(np.random.default_rng(1).standard_normal((2, 5, 24)).astype(np.float32))
+    block(x)
+    assert block._attention_layer.get_config()["causal"] is True  # pylint: disable=protected-access
+    restored = tf_keras.layers.deserialize(tf_keras.layers.serialize(block))
+    restored(x)
+    assert restored.get_config()["causal_attention"] is True
+    assert restored._attention_layer.get_config()["causal"] is True  # pylint: disable=protected-access
+    plain = transformer_block(config, tf_keras.initializers.TruncatedNormal(stddev=0.02), True, 1e-6, "layer_0")
+    assert "causal_attention" not in plain.get_config()  # Model Garden's own config

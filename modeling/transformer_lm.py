@@ -3,8 +3,9 @@
 The LM1B model of Bhojanapalli et al. (2020) (a tensor2tensor language
 model): learned token and position embeddings, `num_hidden_layers` of Model
 Garden's `TransformerEncoderBlock` in pre-LayerNorm form (tensor2tensor's
-default) under a causal mask, a final LayerNorm, and an output layer tied to
-the input embeddings (its own bias). The block's `key_dim` is the head size
+default) under a causal mask (their attention `causal`, which skips the scores
+of later keys block by block: modeling/attention.py), a final LayerNorm, and
+an output layer tied to the input embeddings (its own bias). The block's `key_dim` is the head size
 d_p: Q, K and V project d -> h*d_p, logits are scaled by 1/sqrt(d_p), the
 output projection maps h*d_p -> d.
 
@@ -81,7 +82,7 @@ class TransformerLm(tf_keras.Model):
         self.embedding_dropout = tf_keras.layers.Dropout(config.hidden_dropout_prob)
         self.decoder_layers = [
             transformer_block(config, initializer, norm_first=True, norm_epsilon=LAYER_NORM_EPSILON,
-                              name="layer_%d" % i)
+                              name="layer_%d" % i, causal_attention=True)
             for i in range(config.num_hidden_layers)
         ]
         self.final_layer_norm = tf_keras.layers.LayerNormalization(
