@@ -17,7 +17,9 @@ Dropout on the probabilities is `Uint16Dropout` (modeling/uint16_dropout.py):
 one 16-bit random draw per element instead of a float32, since drawing the
 randomness is most of what dropout costs on [batch, heads, queries, keys]. In
 training the softmax and the dropout share one gradient, and dropout's scale
-multiplies the product with the values (the smaller tensor) instead.
+multiplies the product with the values (the smaller tensor) instead. The
+four projections are `ProductDense` (modeling/product_dense.py): Keras's
+EinsumDense with a faster weight gradient on CPUs.
 
 With `causal=True` (the language model's self-attention) query i attends
 keys 0..i only, on top of any mask passed in. Keys after a query's position
@@ -35,7 +37,11 @@ import math
 import tensorflow as tf
 import tf_keras
 
+from modeling.product_dense import replacing_einsum_dense
 from modeling.uint16_dropout import Uint16Dropout, keep_scale
+
+# Keras creates these projections as plain EinsumDense; they become ProductDense (same config).
+_PROJECTIONS = ("_query_dense", "_key_dense", "_value_dense", "_output_dense")
 
 
 @tf_keras.utils.register_keras_serializable(package="BertTf2")
@@ -58,6 +64,11 @@ class MatmulAttention(tf_keras.layers.MultiHeadAttention):
     def __init__(self, *args, causal=False, **kwargs):
         super().__init__(*args, **kwargs)
         self._causal = causal
+
+    def __setattr__(self, name, value):
+        if name in _PROJECTIONS:
+            value = replacing_einsum_dense(value)
+        super().__setattr__(name, value)
 
     def get_config(self):
         config = super().get_config()
@@ -96,7 +107,7 @@ class MatmulAttention(tf_keras.layers.MultiHeadAttention):
             attention_mask = _with_causal_mask(attention_mask, tf.shape(query)[2], tf.shape(key)[2])
         blocks = self._query_blocks(query.shape[2], key.shape[2])
         if len(blocks) == 1:
-            context, probabilities = self._attend(query, key, value, attention_mask, training)
+            context, scores, probabilities = self._attend(query, key, value, attention_mask, training)
         else:  # Each block of queries against the keys up to its last one.
             # tf.split and tf.slice: their gradients (concat, pad) are much faster than strided slicing's.
             queries = tf.split(query, [end - start for start, end in blocks], axis=2)
@@ -104,9 +115,9 @@ class MatmulAttention(tf_keras.layers.MultiHeadAttention):
                 self._attend(queries[i], _prefix(key, end), _prefix(value, end),
                              attention_mask[:, start:end, :end], training)[0]
                 for i, (start, end) in enumerate(blocks)], axis=2)
-            probabilities = None
+            scores, probabilities = tf.matmul(query, key, transpose_b=True), None
         if probabilities is None:  # Only materialized when the caller asks for them (pruned from graphs otherwise).
-            probabilities = self._masked_softmax(tf.matmul(query, key, transpose_b=True), attention_mask)
+            probabilities = self._masked_softmax(scores, attention_mask)
         return tf.transpose(context, heads_first), probabilities  # context: [batch, queries, heads, value_dim]
 
     def _query_blocks(self, num_queries, num_keys):
@@ -127,18 +138,18 @@ class MatmulAttention(tf_keras.layers.MultiHeadAttention):
           attention_mask: bool [batch or 1, queries, keys] or None.
 
         Returns:
-          (context [batch, heads, queries, value_dim], the probabilities
-           [batch, heads, queries, keys] before dropout, or None where the
-           training path does not materialize them).
+          (context [batch, heads, queries, value_dim], the scores
+           [batch, heads, queries, keys], the probabilities before dropout or
+           None where the training path does not materialize them).
         """
         scores = tf.matmul(query, key, transpose_b=True)
         if not self._dropout_is_on(training):
             probabilities = self._masked_softmax(scores, attention_mask)
-            return tf.matmul(self._dropout_layer(probabilities, training=training), value), probabilities
+            return tf.matmul(self._dropout_layer(probabilities, training=training), value), scores, probabilities
         keep = self._dropout_layer.keep_mask(tf.shape(scores))
         dropped = self._dropped_probabilities(scores, attention_mask, keep)  # unscaled
         # Dropout's 1 / keep-probability, applied to the (smaller) product.
-        return tf.matmul(dropped, value) * tf.cast(keep_scale(self._dropout), dropped.dtype), None
+        return tf.matmul(dropped, value) * tf.cast(keep_scale(self._dropout), dropped.dtype), scores, None
 
     def _dropout_is_on(self, training):
         """True when dropout certainly applies (a known training value and a rate > 0)."""
