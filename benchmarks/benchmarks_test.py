@@ -14,6 +14,7 @@ from absl import logging
 from absl.testing import flagsaver
 
 from benchmarks import create_pretraining_data_benchmark
+from benchmarks import dense_gradient_benchmark
 from benchmarks import feature_conversion_benchmark
 from benchmarks import inference_benchmark
 from benchmarks import lm_benchmark
@@ -175,6 +176,17 @@ def test_lm_benchmark_quick_prints_throughput_and_the_flop_ratio(capsys):
         assert all(float(value) > 0 for value in row[2:]), out
     assert re.search(r"float32: step time h=64 / h=8 = %s \(per real token, paired by round\); FLOP ratio %s"
                      % (_NUMBER, _NUMBER), out), out
+
+
+def test_dense_gradient_benchmark_prints_each_way_per_shape(capsys):
+    with flagsaver.flagsaver(dense_shapes=["512x64x256", "512x256x64"], dense_rounds=1):
+        assert dense_gradient_benchmark.main([]) == 0
+    out = capsys.readouterr().out
+    rows = re.findall(r"^\s*512 x (64|256) -> (256|64)\s+%s\s+%s\s+%s\s+%s\s*$" % ((_NUMBER,) * 4), out,
+                      re.MULTILINE)
+    assert [row[:2] for row in rows] == [("64", "256"), ("256", "64")], out
+    for row in rows:
+        assert all(float(value) > 0 for value in row[2:]), out
 
 
 def test_lm_training_flops_follow_the_closed_form():

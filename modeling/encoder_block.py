@@ -12,6 +12,7 @@ from official.nlp.modeling import layers
 
 from modeling import activations
 from modeling.attention import MatmulAttention
+from modeling.product_dense import replacing_einsum_dense
 
 
 @tf_keras.utils.register_keras_serializable(package="BertTf2")
@@ -23,6 +24,8 @@ class EncoderBlock(layers.TransformerEncoderBlock):
     layer replaced by a `MatmulAttention` of the same config before it has
     variables or is tracked. The same variables, names and order; the per-head
     products as batched `tf.matmul` (faster on CPU, see modeling/attention.py).
+    The feed-forward layer's two projections become `ProductDense` the same
+    way (a faster weight gradient on CPUs, modeling/product_dense.py).
     """
 
     def __init__(self, *args, causal_attention=False, **kwargs):
@@ -41,6 +44,8 @@ class EncoderBlock(layers.TransformerEncoderBlock):
             for unbuilt in ("query_shape", "key_shape", "value_shape"):  # None: from_config would warn
                 del config[unbuilt]
             value = MatmulAttention(causal=self._causal_attention, **config)
+        elif name in ("_intermediate_dense", "_output_dense"):  # the feed-forward layer
+            value = replacing_einsum_dense(value)
         super().__setattr__(name, value)
 
 
