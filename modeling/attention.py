@@ -182,7 +182,11 @@ class MatmulAttention(tf_keras.layers.MultiHeadAttention):
 
 
 def _with_causal_mask(attention_mask, num_queries, num_keys):
-    """attention_mask (bool [batch, queries, keys] or None) and query i attends keys 0..i: bool [batch or 1, queries, keys]."""
+    """attention_mask (bool [batch, queries, keys] or None) and "query i attends keys 0..i".
+
+    Returns:
+      bool [batch or 1, queries, keys].
+    """
     causal = tf.cast(tf.linalg.band_part(tf.ones([num_queries, num_keys], tf.int8), -1, 0), tf.bool)[tf.newaxis]
     if attention_mask is None:
         return causal

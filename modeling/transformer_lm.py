@@ -5,9 +5,9 @@ model): learned token and position embeddings, `num_hidden_layers` of Model
 Garden's `TransformerEncoderBlock` in pre-LayerNorm form (tensor2tensor's
 default) under a causal mask (their attention `causal`, which skips the scores
 of later keys block by block: modeling/attention.py), a final LayerNorm, and
-an output layer tied to the input embeddings (its own bias). The block's `key_dim` is the head size
-d_p: Q, K and V project d -> h*d_p, logits are scaled by 1/sqrt(d_p), the
-output projection maps h*d_p -> d.
+an output layer tied to the input embeddings (its own bias). The block's
+`key_dim` is the head size d_p: Q, K and V project d -> h*d_p, logits are
+scaled by 1/sqrt(d_p), the output projection maps h*d_p -> d.
 
 Checkpoint names (`checkpoint_variables`), in BERT's style so the same tools
 read them:
