@@ -121,8 +121,9 @@ class ProductDense(tf_keras.layers.EinsumDense):
 
     def call(self, inputs):
         kernel = tf.convert_to_tensor(self.kernel)
-        if self._takes_projection(inputs, kernel):
-            ret = projection(inputs, kernel, *product_axes(self.equation))
+        axes = self._projection_axes(inputs, kernel)
+        if axes is not None:
+            ret = projection(inputs, kernel, *axes)
         else:
             ret = tf.einsum(self.equation, inputs, kernel)
         if self.bias is not None:
@@ -131,12 +132,13 @@ class ProductDense(tf_keras.layers.EinsumDense):
             ret = self.activation(ret)
         return ret
 
-    def _takes_projection(self, inputs, kernel):
+    def _projection_axes(self, inputs, kernel):
+        """`product_axes` of the equation where this call takes `projection`, else None."""
         axes = product_axes(self.equation)
         if axes is None or kernel.dtype != tf.float32 or inputs.shape.rank is None or _has_gpu():
-            return False
+            return None
         k = kernel.shape[:axes[1]].num_elements()
-        return uses_transposed_gradient(k, kernel.shape.num_elements() // k)
+        return axes if uses_transposed_gradient(k, kernel.shape.num_elements() // k) else None
 
 
 def replacing_einsum_dense(value):
