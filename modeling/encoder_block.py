@@ -12,7 +12,7 @@ from official.nlp.modeling import layers
 
 from modeling import activations
 from modeling.attention import MatmulAttention
-from modeling.product_dense import replacing_einsum_dense
+from modeling.product_dense import ProductDense, replacing_einsum_dense
 
 
 @tf_keras.utils.register_keras_serializable(package="BertTf2")
@@ -25,7 +25,10 @@ class EncoderBlock(layers.TransformerEncoderBlock):
     variables or is tracked. The same variables, names and order; the per-head
     products as batched `tf.matmul` (faster on CPU, see modeling/attention.py).
     The feed-forward layer's two projections become `ProductDense` the same
-    way (a faster weight gradient on CPUs, modeling/product_dense.py).
+    way (modeling/product_dense.py), and the first one takes over the block's
+    activation layer (in its dtype: float32 under mixed bfloat16, as Model
+    Garden computes it), so that oneDNN applies the bias and the GELU inside
+    the product in inference; the activation layer becomes the identity.
     """
 
     def __init__(self, *args, causal_attention=False, **kwargs):
@@ -46,6 +49,10 @@ class EncoderBlock(layers.TransformerEncoderBlock):
             value = MatmulAttention(causal=self._causal_attention, **config)
         elif name in ("_intermediate_dense", "_output_dense"):  # the feed-forward layer
             value = replacing_einsum_dense(value)
+        elif (name == "_intermediate_activation_layer" and type(value) is tf_keras.layers.Activation  # pylint: disable=unidiomatic-typecheck
+              and isinstance(getattr(self, "_intermediate_dense", None), ProductDense)):
+            self._intermediate_dense.fold_activation(value.activation, value.compute_dtype)
+            value = tf_keras.layers.Activation("linear", name=value.name)
         super().__setattr__(name, value)
 
 

@@ -7,6 +7,7 @@ import tf_keras
 from official.nlp.modeling import layers
 
 import modeling
+from modeling import activations
 from modeling.attention import MatmulAttention
 from modeling.encoder_block import EncoderBlock, transformer_block
 from modeling.lm_config import LmConfig
@@ -66,3 +67,31 @@ def test_causal_attention_reaches_the_attention_layer_and_the_config():
     assert restored._attention_layer.get_config()["causal"] is True  # pylint: disable=protected-access
     plain = transformer_block(config, tf_keras.initializers.TruncatedNormal(stddev=0.02), True, 1e-6, "layer_0")
     assert "causal_attention" not in plain.get_config()  # Model Garden's own config
+
+
+def test_the_blocks_activation_moves_into_its_feed_forward_projection_in_its_dtype():
+    """Under mixed bfloat16: GELU in float32 when training (as Model Garden's block), fused in inference."""
+    config = modeling.BertConfig(vocab_size=10, hidden_size=24, num_attention_heads=4, intermediate_size=40,
+                                 hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+    x = tf.constant(np.random.default_rng(2).standard_normal((2, 5, 24)).astype(np.float32))
+    tf_keras.mixed_precision.set_global_policy("mixed_bfloat16")
+    try:
+        block = transformer_block(config, tf_keras.initializers.TruncatedNormal(stddev=0.02), False, 1e-12, "layer_0")
+        reference = layers.TransformerEncoderBlock(num_attention_heads=4, key_dim=6, inner_dim=40,
+                                                   inner_activation=block.get_config()["inner_activation"],
+                                                   norm_epsilon=1e-12, name="layer_0")
+        block(x), reference(x)
+        for mine, theirs in zip(block.weights, reference.weights):
+            theirs.assign(mine)
+        dense = block._intermediate_dense  # pylint: disable=protected-access
+        assert dense.activation is activations.gelu and dense.activation_dtype == "float32"
+        assert block._intermediate_activation_layer.activation is tf_keras.activations.linear  # pylint: disable=protected-access
+        assert reference._intermediate_activation_layer.compute_dtype == "float32"  # pylint: disable=protected-access
+        for training in (True, False):
+            np.testing.assert_allclose(block(x, training=training).numpy(), reference(x, training=training).numpy(),
+                                       rtol=0.05, atol=0.05)
+        restored = tf_keras.layers.deserialize(tf_keras.layers.serialize(block))  # Model Garden's config
+        restored(x)
+        assert restored._intermediate_dense.activation_dtype == "float32"  # pylint: disable=protected-access
+    finally:
+        tf_keras.mixed_precision.set_global_policy("float32")

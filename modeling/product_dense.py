@@ -1,4 +1,4 @@
-"""`ProductDense`: Keras's `EinsumDense` whose weight gradient runs as a fast matrix product on CPUs.
+"""`ProductDense`: Keras's `EinsumDense` as one 2-D matrix product, with a fast weight gradient on CPUs.
 
 A projection y = x W over the tokens of a batch, x [tokens, K] and W [K, N],
 has the weight gradient dW = x^T dy: a product contracting over all the
@@ -20,11 +20,30 @@ with FFN 2048 and 3072) measured the same or slower this way and keep
 einsum's gradient; `benchmarks/dense_gradient_benchmark.py` prints both ways
 per shape.
 
+The forward pass of such an equation is one 2-D `tf.matmul` on [tokens, K],
+then `tf.nn.bias_add`, then the activation, before the result takes its
+output shape back. In that form TensorFlow's graph optimizer hands the bias
+and the activation (GELU, ReLU, ...) to oneDNN's product kernel, which applies
+them to the float32 accumulator as it writes the output: no separate passes
+over [tokens, N], and in bfloat16 one rounding instead of one per step. Keras's
+einsum form leaves them as separate element-wise ops (in bfloat16 inference
+the feed-forward layer's GELU, with the casts around it, cost as much as a
+third of its product).
+
+`activation_dtype` (default: the compute dtype) is where the activation is
+computed in training: Model Garden's block computes its GELU in float32 under
+mixed bfloat16 ("bfloat16 causes BERT with the LAMB optimizer to not converge
+as well"), and `EncoderBlock` folds that activation into its feed-forward
+projection with that dtype. In inference (`training=False`) the activation
+is applied in the compute dtype right after the bias, which is the form that
+oneDNN fuses (computing it on the float32 accumulator).
+
 Everything else is `EinsumDense`'s: the variables, names, config, initializers
-and forward values. Only float32 on a machine without a GPU takes this path
-(that is where it was measured), and only equations of the form
+and forward values. Only plain projection equations of the form
 "<lead><contracted>,<contracted><out>-><lead><out>" (all of the projections
-in attention and the feed-forward layer); anything else is `tf.einsum`.
+in attention and the feed-forward layer) take the 2-D form; anything else is
+`tf.einsum`. Only float32 on a machine without a GPU, in training, takes the
+transposed weight gradient (that is where it was measured).
 """
 
 import tensorflow as tf
@@ -73,28 +92,38 @@ def projection(x, kernel, num_lead, num_contracted):
     The forward is one 2-D product; the weight gradient is as the module
     docstring says (for K = N, einsum's x^T dy).
     """
-    x_shape, kernel_shape = tf.shape(x), tf.shape(kernel)
+    output_shape = tf.concat([tf.shape(x)[:num_lead], tf.shape(kernel)[num_contracted:]], 0)
+    return tf.reshape(_rows_product(x, kernel, num_contracted, True), output_shape)
+
+
+def _rows_product(x, kernel, num_contracted, transposed_gradient):
+    """x as rows [tokens, K] times kernel as [K, N] -> [tokens, N].
+
+    transposed_gradient: the weight gradient of the module docstring (a custom
+      gradient); otherwise `tf.matmul`'s own.
+    """
     k = kernel.shape[:num_contracted].num_elements()
     n = kernel.shape[num_contracted:].num_elements()
-    output_shape = tf.concat([x_shape[:num_lead], kernel_shape[num_contracted:]], 0)
+    if not transposed_gradient:
+        return tf.matmul(tf.reshape(x, [-1, k]), tf.reshape(kernel, [k, n]))
+    x_shape, kernel_shape = tf.shape(x), tf.shape(kernel)
 
     @tf.custom_gradient
     def product(x, kernel):
         x_rows = tf.reshape(x, [-1, k])  # [tokens, K]
         kernel_2d = tf.reshape(kernel, [k, n])
 
-        def gradient(upstream):
-            upstream_rows = tf.reshape(upstream, [-1, n])  # [tokens, N]
+        def gradient(upstream_rows):  # [tokens, N]
             dx = tf.reshape(tf.matmul(upstream_rows, kernel_2d, transpose_b=True), x_shape)
             if k > n:
-                dkernel = tf.matmul(_columns_of(x, num_lead), upstream_rows)
+                dkernel = tf.matmul(_columns_of(x_rows, 1), upstream_rows)
             elif k < n:
-                dkernel = tf.transpose(tf.matmul(_columns_of(upstream, num_lead), x_rows))
+                dkernel = tf.transpose(tf.matmul(_columns_of(upstream_rows, 1), x_rows))
             else:
                 dkernel = tf.matmul(x_rows, upstream_rows, transpose_a=True)
             return dx, tf.reshape(dkernel, kernel_shape)
 
-        return tf.reshape(tf.matmul(x_rows, kernel_2d), output_shape), gradient
+        return tf.matmul(x_rows, kernel_2d), gradient
 
     return product(x, kernel)
 
@@ -108,37 +137,71 @@ def uses_transposed_gradient(k, n):
     return k != n and min(k, n) <= SHORT_SIDE_MAX
 
 
+def _is_inference(training):
+    """Whether Keras's resolved `training` says for sure that no gradient is taken."""
+    return training is not None and not tf.is_tensor(training) and not training
+
+
 def _has_gpu():
     return bool(tf.config.list_logical_devices("GPU"))
 
 
 @tf_keras.utils.register_keras_serializable(package="BertTf2")
 class ProductDense(tf_keras.layers.EinsumDense):
-    """`tf_keras.layers.EinsumDense` with the weight gradient of `projection` (see the module docstring).
+    """`tf_keras.layers.EinsumDense` as a 2-D product with a fused bias and activation (see the module docstring).
 
-    Same arguments, variables and config.
+    Same arguments, variables and config, and:
+      activation_dtype: the dtype the activation is computed in when training
+        (None: the compute dtype); the output stays in the compute dtype.
     """
 
-    def call(self, inputs):
-        kernel = tf.convert_to_tensor(self.kernel)
-        axes = self._projection_axes(inputs, kernel)
-        if axes is not None:
-            ret = projection(inputs, kernel, *axes)
-        else:
-            ret = tf.einsum(self.equation, inputs, kernel)
-        if self.bias is not None:
-            ret += self.bias
-        if self.activation is not None:
-            ret = self.activation(ret)
-        return ret
+    def __init__(self, *args, activation_dtype=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.activation_dtype = None if activation_dtype is None else tf.as_dtype(activation_dtype).name
 
-    def _projection_axes(self, inputs, kernel):
-        """`product_axes` of the equation where this call takes `projection`, else None."""
+    def get_config(self):
+        config = super().get_config()
+        if self.activation_dtype is not None:  # Otherwise the config stays EinsumDense's own.
+            config["activation_dtype"] = self.activation_dtype
+        return config
+
+    def fold_activation(self, activation, activation_dtype=None):
+        """Takes over the activation that a separate layer applied after this one (before build)."""
+        if self.built or self.activation is not tf_keras.activations.linear:
+            raise ValueError("%s: an activation can only be folded into an unbuilt layer without one." % self.name)
+        self.activation = tf_keras.activations.get(activation)
+        self.activation_dtype = None if activation_dtype is None else tf.as_dtype(activation_dtype).name
+
+    def call(self, inputs, training=None):
+        kernel = tf.convert_to_tensor(self.kernel)
         axes = product_axes(self.equation)
-        if axes is None or kernel.dtype != tf.float32 or inputs.shape.rank is None or _has_gpu():
-            return None
-        k = kernel.shape[:axes[1]].num_elements()
-        return axes if uses_transposed_gradient(k, kernel.shape.num_elements() // k) else None
+        if axes is None or inputs.shape.rank is None:
+            ret = tf.einsum(self.equation, inputs, kernel)
+            if self.bias is not None:
+                ret += self.bias
+            return self._activate(ret, training)
+        num_lead, num_contracted = axes
+        transposed_gradient = not _is_inference(training) and self._takes_transposed_gradient(kernel, num_contracted)
+        ret = _rows_product(inputs, kernel, num_contracted, transposed_gradient)  # [tokens, N]
+        n = ret.shape[-1]
+        output_shape = tf.concat([tf.shape(inputs)[:num_lead], tf.shape(kernel)[num_contracted:]], 0)
+        if self.bias is None or self.bias.shape.num_elements() == n:
+            if self.bias is not None:
+                ret = tf.nn.bias_add(ret, tf.reshape(self.bias, [n]))
+            return tf.reshape(self._activate(ret, training), output_shape)
+        # A bias over some of the output axes only: broadcast in the output's shape.
+        return self._activate(tf.reshape(ret, output_shape) + self.bias, training)
+
+    def _activate(self, ret, training):
+        if self.activation_dtype is None or _is_inference(training) or self.activation_dtype == ret.dtype.name:
+            return self.activation(ret)  # in inference, the form oneDNN fuses into the product
+        return tf.cast(self.activation(tf.cast(ret, self.activation_dtype)), ret.dtype)
+
+    def _takes_transposed_gradient(self, kernel, num_contracted):
+        if kernel.dtype != tf.float32 or _has_gpu():
+            return False
+        k = kernel.shape[:num_contracted].num_elements()
+        return uses_transposed_gradient(k, kernel.shape.num_elements() // k)
 
 
 def replacing_einsum_dense(value):

@@ -1,11 +1,14 @@
-"""ProductDense: EinsumDense's values and gradients, with the weight gradient from materialised transposes."""
+"""ProductDense: EinsumDense's values and gradients as a 2-D product, a fused bias and activation, and the weight
+gradient from materialised transposes."""
 
 import numpy as np
 import pytest
 import tensorflow as tf
 import tf_keras
+from tensorflow.core.protobuf import config_pb2, meta_graph_pb2
+from tensorflow.python.grappler import tf_optimizer
 
-from modeling import product_dense
+from modeling import activations, product_dense
 from modeling.product_dense import (ProductDense, product_axes, projection, replacing_einsum_dense,
                                     uses_transposed_gradient)
 
@@ -123,19 +126,125 @@ def test_which_shapes_take_the_transposed_gradient():
     assert not uses_transposed_gradient(512, 2048) and not uses_transposed_gradient(3072, 768)
 
 
-def test_other_dtypes_shapes_and_gpus_keep_einsum(monkeypatch):
-    calls = []
-    monkeypatch.setattr(product_dense, "projection", lambda *args: calls.append(args) or tf.einsum(
-        "abc,cd->abd", args[0], args[1]))
+def test_float32_training_calls_of_short_and_long_projections_take_the_transposed_gradient(monkeypatch):
+    taken = []
+    rows_product = product_dense._rows_product  # pylint: disable=protected-access
+    monkeypatch.setattr(product_dense, "_rows_product", lambda *args: taken.append(args[-1]) or rows_product(*args))
     x = tf.ones([2, 3, 4])
-    ProductDense("abc,cd->abd", output_shape=(None, 5))(x)
-    assert len(calls) == 1
+    ProductDense("abc,cd->abd", output_shape=(None, 5))(x)  # training unknown: a gradient may be taken
+    ProductDense("abc,cd->abd", output_shape=(None, 5))(x, training=True)
+    assert taken == [True, True]
+    ProductDense("abc,cd->abd", output_shape=(None, 5))(x, training=False)  # inference: no gradient
     ProductDense("abc,cd->abd", output_shape=(None, 5), dtype="float64")(tf.ones([2, 3, 4], tf.float64))
     ProductDense("abc,cd->abd", output_shape=(None, 4))(x)  # square
     ProductDense("abc,cd->abd", output_shape=(None, 600))(tf.ones([2, 3, 520]))  # both sides > 256
     monkeypatch.setattr(product_dense, "_has_gpu", lambda: True)
     ProductDense("abc,cd->abd", output_shape=(None, 5))(x)
-    assert len(calls) == 1
+    assert taken == [True, True] + [False] * 5
+
+
+def test_other_equations_keep_einsum():
+    layer = ProductDense("abc,dc->abd", output_shape=(None, 5), bias_axes="d", activation="relu")
+    x = tf.constant(np.random.default_rng(2).standard_normal((2, 3, 4)).astype(np.float32))
+    y = layer(x)
+    kernel, bias = layer.kernel.numpy(), layer.bias.numpy()
+    np.testing.assert_allclose(y.numpy(), np.maximum(np.einsum("abc,dc->abd", x.numpy(), kernel) + bias, 0),
+                               rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("equation, output_shape, bias_axes, x_shape", [
+    ("abc,cde->abde", (None, 3, 4), "de", (2, 5, 6)),  # a bias over every output axis: bias_add
+    ("abc,cde->abde", (None, 3, 4), "e", (2, 5, 6)),   # over some of them: broadcast
+    ("abcd,cde->abe", (None, 4), "e", (2, 5, 3, 2)),
+    ("abc,cd->abd", (None, 7), None, (2, 5, 6)),
+])
+@pytest.mark.parametrize("training", [None, False])
+def test_bias_and_activation_against_numpy(equation, output_shape, bias_axes, x_shape, training):
+    rng = np.random.default_rng(3)
+    layer = ProductDense(equation, output_shape=output_shape, bias_axes=bias_axes, activation=tf.math.tanh,
+                         bias_initializer="random_normal")
+    x = rng.standard_normal(x_shape).astype(np.float32)
+    y = layer(tf.constant(x), training=training)
+    expected = np.einsum(equation, x.astype(np.float64), layer.kernel.numpy())
+    if layer.bias is not None:
+        expected += layer.bias.numpy()
+    np.testing.assert_allclose(y.numpy(), np.tanh(expected), rtol=1e-5, atol=1e-5)
+
+
+def _gelu(x):
+    return 0.5 * x * (1.0 + np.tanh(np.sqrt(2.0 / np.pi) * (x + 0.044715 * x ** 3)))
+
+
+def test_activation_dtype_under_mixed_bfloat16():
+    """Training: the activation in float32 on the bfloat16 product, as Model Garden's float32 activation layer.
+
+    Inference: in the compute dtype, the form oneDNN fuses; close to float64.
+    """
+    rng = np.random.default_rng(4)
+    x = tf.constant(rng.standard_normal((2, 5, 16)).astype(np.float32))
+    config = dict(equation="abc,cd->abd", output_shape=(None, 32), bias_axes="d", bias_initializer="random_normal",
+                  name="intermediate")
+    tf_keras.mixed_precision.set_global_policy("mixed_bfloat16")
+    try:
+        mine = ProductDense(**config, activation=activations.gelu, activation_dtype="float32")
+        theirs = tf_keras.layers.EinsumDense(**config)
+        theirs_activation = tf_keras.layers.Activation(activations.gelu, dtype="float32")
+        mine(x), theirs(x)
+        for ours, keras in zip(mine.weights, theirs.weights):
+            keras.assign(ours)
+        trained = mine(x, training=True)
+        assert trained.dtype == tf.bfloat16
+        expected = tf.cast(theirs_activation(theirs(x)), tf.bfloat16)
+        np.testing.assert_array_equal(trained.numpy().astype(np.float32), expected.numpy().astype(np.float32))
+        inferred = mine(x, training=False)
+        assert inferred.dtype == tf.bfloat16
+    finally:
+        tf_keras.mixed_precision.set_global_policy("float32")
+    exact = _gelu(x.numpy().astype(np.float64) @ mine.kernel.numpy() + mine.bias.numpy())
+    np.testing.assert_allclose(inferred.numpy().astype(np.float32), exact, rtol=0.02, atol=0.02)
+    restored = tf_keras.layers.deserialize(tf_keras.layers.serialize(mine))
+    assert restored.activation_dtype == "float32" and restored.get_config() == mine.get_config()
+    assert "activation_dtype" not in ProductDense(**config).get_config()  # otherwise EinsumDense's config
+
+
+def test_fold_activation():
+    layer = ProductDense("abc,cd->abd", output_shape=(None, 5), bias_axes="d")
+    layer.fold_activation(activations.gelu, tf.float32)
+    assert layer.activation is activations.gelu and layer.activation_dtype == "float32"
+    with pytest.raises(ValueError, match="can only be folded into an unbuilt layer without one"):
+        layer.fold_activation("relu")
+    built = ProductDense("abc,cd->abd", output_shape=(None, 5))
+    built(tf.ones([1, 2, 3]))
+    with pytest.raises(ValueError, match="can only be folded"):
+        built.fold_activation("relu")
+
+
+def _optimized_ops(function, *specs):
+    """(op type, fused_ops) of the nodes of `function`'s graph after Grappler, as a session would run it."""
+    concrete = function.get_concrete_function(*specs)
+    graph_def = concrete.graph.as_graph_def()
+    for node in graph_def.node:
+        node.device = "/device:CPU:0"  # where the function runs; Grappler's remapper fuses placed nodes only
+    metagraph = tf.compat.v1.train.export_meta_graph(graph_def=graph_def, graph=concrete.graph)
+    fetches = meta_graph_pb2.CollectionDef()
+    fetches.node_list.value.extend(t.name for t in concrete.outputs)
+    metagraph.collection_def["train_op"].CopyFrom(fetches)
+    optimized = tf_optimizer.OptimizeGraph(config_pb2.ConfigProto(), metagraph)
+    return [(node.op, [op.decode() for op in node.attr["fused_ops"].list.s]) for node in optimized.node]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_inference_takes_the_bias_and_gelu_into_the_product(dtype):
+    """With oneDNN (on in the tests, as in the entry points) the product, bias and GELU become one kernel.
+
+    Also with a float32 activation_dtype (as in the block under mixed bfloat16): that is for training only.
+    """
+    layer = ProductDense("abc,cd->abd", output_shape=(None, 16), bias_axes="d", activation=activations.gelu,
+                         activation_dtype="float32", dtype=dtype)
+    ops = _optimized_ops(tf.function(lambda x: layer(x, training=False)), tf.TensorSpec([2, 3, 8], dtype))
+    fused = [fused_ops for op, fused_ops in ops if "MatMul" in op]
+    assert fused == [["BiasAdd", "GeluApproximate"]]
+    assert not any(op in ("Tanh", "BiasAdd", "Einsum") for op, _ in ops)
 
 
 def test_replacing_einsum_dense():
