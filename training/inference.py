@@ -6,16 +6,16 @@ off. `BatchForward` traces that call once and, where it pays off, compiles it
 with XLA (`--inference_xla`, `auto` by default):
 
 - On a GPU: XLA.
-- float32 on a CPU with AVX-512: XLA fuses the element-wise work (GELU,
-  LayerNorm, bias adds) that TensorFlow otherwise runs op by op; measured +12%
-  on a Sapphire Rapids core (before attention's products became batched
-  tf.matmul, modeling/attention.py).
-- float32 on a CPU without AVX-512: no XLA. With the products as batched
-  tf.matmul, oneDNN's path ran 4-9% faster than XLA's on an AVX2-only EPYC
-  (XLA compiles them to slower batched dots), and without the ~70 MB of the
-  compiled program.
+- float32 on a CPU: no XLA. The projections are 2-D products into which
+  oneDNN fuses the bias and GELU (modeling/product_dense.py), and attention's
+  per-head products batched tf.matmul (modeling/attention.py); XLA compiles
+  those to slower dots of its own. TensorFlow's path ran 1.03x XLA's on an
+  AVX-512 EPYC (Zen 4; two runs of 7 and 21 rounds) and 1.04-1.09x on an
+  AVX2-only one, without the ~60 MB of the compiled program. (Before these
+  changes XLA was measured +12% on a Sapphire Rapids core, +3% on the Zen 4.)
 - bfloat16 on a CPU that multiplies bfloat16 natively (AVX512-BF16, AMX):
-  oneDNN's bfloat16 kernels are faster than XLA's (XLA measured 0.54x), so no.
+  oneDNN's bfloat16 kernels are faster than XLA's (XLA measured 0.54x on
+  Sapphire Rapids, 0.50-0.53x on the Zen 4), so no.
 - bfloat16 on other CPUs: TensorFlow emulates bfloat16 matrix products op by
   op, ~25x slower than XLA here (an AVX2-only EPYC, BERT L4 H512 batch 32).
 
@@ -40,8 +40,9 @@ class InferenceOptions(Options):
 
     inference_xla: str = option(
         "auto", "Compile the forward pass of prediction, evaluation and feature extraction with "
-        "XLA: auto = yes on a GPU; on a CPU, float32 only with AVX-512 and bfloat16 only without "
-        "native bfloat16 (AVX512-BF16/AMX), where oneDNN is faster; true; false.",
+        "XLA: auto = yes on a GPU; on a CPU, only bfloat16 without native bfloat16 "
+        "(AVX512-BF16/AMX), where TensorFlow emulates it op by op (oneDNN is faster otherwise); "
+        "true; false.",
         choices=XLA_SETTINGS, new=True)
 
     def jit_compile(self, dtype):
@@ -66,10 +67,10 @@ def uses_xla(setting, dtype, cpu_flags=None, has_gpu=None):
         has_gpu = bool(tf.config.list_physical_devices("GPU"))
     if has_gpu:
         return True
+    if dtype != "bfloat16":
+        return False
     if cpu_flags is None:
         cpu_flags = compute_dtype.cpu_flags()
-    if dtype != "bfloat16":
-        return "avx512f" in cpu_flags
     return not any(flag in cpu_flags for flag in compute_dtype.NATIVE_BFLOAT16_FLAGS)
 
 
