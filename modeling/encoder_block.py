@@ -49,7 +49,7 @@ class EncoderBlock(layers.TransformerEncoderBlock):
             value = MatmulAttention(causal=self._causal_attention, **config)
         elif name in ("_intermediate_dense", "_output_dense"):  # the feed-forward layer
             value = replacing_einsum_dense(value)
-        elif (name == "_intermediate_activation_layer" and type(value) is tf_keras.layers.Activation  # pylint: disable=unidiomatic-typecheck
+        elif (name == "_intermediate_activation_layer" and isinstance(value, tf_keras.layers.Activation)
               and isinstance(getattr(self, "_intermediate_dense", None), ProductDense)):
             self._intermediate_dense.fold_activation(value.activation, value.compute_dtype)
             value = tf_keras.layers.Activation("linear", name=value.name)

@@ -83,10 +83,12 @@ def test_the_blocks_activation_moves_into_its_feed_forward_projection_in_its_dty
         block(x), reference(x)
         for mine, theirs in zip(block.weights, reference.weights):
             theirs.assign(mine)
-        dense = block._intermediate_dense  # pylint: disable=protected-access
+        # pylint: disable=protected-access
+        dense, activation = block._intermediate_dense, block._intermediate_activation_layer
         assert dense.activation is activations.gelu and dense.activation_dtype == "float32"
-        assert block._intermediate_activation_layer.activation is tf_keras.activations.linear  # pylint: disable=protected-access
-        assert reference._intermediate_activation_layer.compute_dtype == "float32"  # pylint: disable=protected-access
+        assert activation.activation is tf_keras.activations.linear
+        assert reference._intermediate_activation_layer.compute_dtype == "float32"
+        # pylint: enable=protected-access
         for training in (True, False):
             np.testing.assert_allclose(block(x, training=training).numpy(), reference(x, training=training).numpy(),
                                        rtol=0.05, atol=0.05)

@@ -16,9 +16,9 @@ those shapes the gradient is computed from a materialised transpose:
 The transposes are written so that TensorFlow's graph optimizer cannot fold
 them back into the product's transpose flags, which would undo this. Square
 projections and those whose shorter side exceeds 256 (BERT's 512 and 768,
-with FFN 2048 and 3072) measured the same or slower this way and keep
-einsum's gradient; `benchmarks/dense_gradient_benchmark.py` prints both ways
-per shape.
+with FFN 2048 and 3072) measured the same or slower this way and keep the
+plain product's gradient (einsum's, as before); `benchmarks/dense_gradient_benchmark.py`
+prints both ways per shape.
 
 The forward pass of such an equation is one 2-D `tf.matmul` on [tokens, K],
 then `tf.nn.bias_add`, then the activation, before the result takes its
@@ -42,8 +42,9 @@ Everything else is `EinsumDense`'s: the variables, names, config, initializers
 and forward values. Only plain projection equations of the form
 "<lead><contracted>,<contracted><out>-><lead><out>" (all of the projections
 in attention and the feed-forward layer) take the 2-D form; anything else is
-`tf.einsum`. Only float32 on a machine without a GPU, in training, takes the
-transposed weight gradient (that is where it was measured).
+`tf.einsum`. Only float32 on a machine without a GPU, and only when a gradient
+may be taken (`training` not False), takes the transposed weight gradient
+(that is where it was measured).
 """
 
 import tensorflow as tf
