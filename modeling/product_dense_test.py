@@ -207,6 +207,29 @@ def test_activation_dtype_under_mixed_bfloat16():
     assert "activation_dtype" not in ProductDense(**config).get_config()  # otherwise EinsumDense's config
 
 
+def test_bias_gradient_under_mixed_bfloat16_is_summed_in_float32():
+    """bias_add's gradient would sum the 16-bit upstream over the tokens in 16 bits (~30% off here)."""
+    rng = np.random.default_rng(5)
+    x = tf.constant(rng.standard_normal((8, 512, 16)).astype(np.float32))
+    upstream = rng.standard_normal((8, 512, 32)).astype(np.float32) + 0.3
+    tf_keras.mixed_precision.set_global_policy("mixed_bfloat16")
+    try:
+        layer = ProductDense("abc,cd->abd", output_shape=(None, 32), bias_axes="d")
+        layer(x)
+
+        @tf.function
+        def bias_gradient():
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_sum(tf.cast(layer(x, training=True), tf.float32) * upstream)
+            return tape.gradient(loss, layer.bias)
+
+        gradient = bias_gradient().numpy()
+    finally:
+        tf_keras.mixed_precision.set_global_policy("float32")
+    expected = upstream.astype(np.float64).sum(axis=(0, 1))
+    assert np.abs(gradient - expected).mean() / np.abs(expected).mean() < 0.01
+
+
 def test_fold_activation():
     layer = ProductDense("abc,cd->abd", output_shape=(None, 5), bias_axes="d")
     layer.fold_activation(activations.gelu, tf.float32)
