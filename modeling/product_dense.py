@@ -22,15 +22,16 @@ prints both ways per shape.
 
 The forward pass of such an equation is one 2-D `tf.matmul` on [tokens, K],
 then `tf.nn.bias_add`, then the activation, before the result takes its
-output shape back. (In training in bfloat16 or float16 the bias is a plain
-add: the gradient of `bias_add` sums over the tokens in 16 bits, ~30% off
-over 4096 tokens, where the plain add's `Sum` accumulates in float32.) In that form TensorFlow's graph optimizer hands the bias
+output shape back. In that form TensorFlow's graph optimizer hands the bias
 and the activation (GELU, ReLU, ...) to oneDNN's product kernel, which applies
 them to the float32 accumulator as it writes the output: no separate passes
 over [tokens, N], and in bfloat16 one rounding instead of one per step. Keras's
 einsum form leaves them as separate element-wise ops (in bfloat16 inference
 the feed-forward layer's GELU, with the casts around it, cost as much as a
-third of its product).
+third of its product). In training in bfloat16 or float16 the bias is a
+plain add instead: the gradient of `bias_add` sums over the tokens in 16 bits
+(~30% off over 4096 tokens), where the plain add's `Sum` accumulates in
+float32.
 
 `activation_dtype` (default: the compute dtype) is where the activation is
 computed in training: Model Garden's block computes its GELU in float32 under
@@ -188,16 +189,18 @@ class ProductDense(tf_keras.layers.EinsumDense):
         ret = _rows_product(inputs, kernel, num_contracted, transposed_gradient)  # [tokens, N]
         n = ret.shape[-1]
         output_shape = tf.concat([tf.shape(inputs)[:num_lead], tf.shape(kernel)[num_contracted:]], 0)
-        if self.bias is None or self.bias.shape.num_elements() == n:
-            if self.bias is None:
-                pass
-            elif _is_inference(training) or ret.dtype in (tf.float32, tf.float64):
-                ret = tf.nn.bias_add(ret, tf.reshape(self.bias, [n]))
-            else:  # BiasAddGrad sums a 16-bit gradient in 16 bits (~30% off over 4096 rows); Sum does not
-                ret += tf.reshape(self.bias, [n])
-            return tf.reshape(self._activate(ret, training), output_shape)
-        # A bias over some of the output axes only: broadcast in the output's shape.
-        return self._activate(tf.reshape(ret, output_shape) + self.bias, training)
+        if self.bias is not None and self.bias.shape.num_elements() != n:
+            # A bias over some of the output axes only: broadcast in the output's shape.
+            return self._activate(tf.reshape(ret, output_shape) + self.bias, training)
+        if self.bias is not None:
+            ret = self._add_bias(ret, tf.reshape(self.bias, [n]), training)
+        return tf.reshape(self._activate(ret, training), output_shape)
+
+    def _add_bias(self, rows, bias, training):
+        """rows [tokens, N] + bias [N]: `bias_add` (which oneDNN fuses) unless its gradient would be 16-bit."""
+        if _is_inference(training) or rows.dtype in (tf.float32, tf.float64):
+            return tf.nn.bias_add(rows, bias)
+        return rows + bias  # BiasAddGrad sums a 16-bit gradient in 16 bits (~30% off over 4096 rows); Sum does not
 
     def _activate(self, ret, training):
         if self.activation_dtype is None or _is_inference(training) or self.activation_dtype == ret.dtype.name:
