@@ -373,19 +373,15 @@ def main(argv):
         corpus = "generated, seed %d" % FLAGS.corpus_seed
     num_bytes = sum(len(line.encode("utf-8")) + 1 for line in lines)
     with tempfile.TemporaryDirectory() as tmp:
-        vocab_file, vocab_description = FLAGS.tokenization_vocab_file, FLAGS.tokenization_vocab_file
-        if not vocab_file and FLAGS.vocab_builder == "bert":
-            vocab_file, vocab_description = benchmark_utils.bert_uncased_vocab(tmp)
-            if not vocab_file:
-                print("note: no BERT vocab (%s); using a frequency vocab" % vocab_description)
-        if not vocab_file:
-            builder = "frequency" if FLAGS.vocab_builder == "bert" else FLAGS.vocab_builder
+        if FLAGS.tokenization_vocab_file or FLAGS.vocab_builder == "bert":
+            vocab_file, vocab_description = benchmark_vocab(tmp, FLAGS.tokenization_vocab_file, False, lines)
+        else:
             vocab_file = os.path.join(tmp, "vocab.txt")
             start = time.perf_counter()
-            vocab = _VOCAB_BUILDERS[builder](lines, FLAGS.wordpiece_vocab_size, FLAGS.do_lower_case)
+            vocab = _VOCAB_BUILDERS[FLAGS.vocab_builder](lines, FLAGS.wordpiece_vocab_size, FLAGS.do_lower_case)
             with open(vocab_file, "w", encoding="utf-8") as writer:
                 writer.write("".join(token + "\n" for token in vocab))
-            vocab_description = "%s, built in %.1f s" % (builder, time.perf_counter() - start)
+            vocab_description = "%s, built in %.1f s" % (FLAGS.vocab_builder, time.perf_counter() - start)
         pure = tokenization.FullTokenizer(vocab_file, FLAGS.do_lower_case)
         fast = tokenization.FastFullTokenizer(vocab_file, FLAGS.do_lower_case)
         fast_one_part = tokenization.FastFullTokenizer(vocab_file, FLAGS.do_lower_case,

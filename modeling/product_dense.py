@@ -75,19 +75,14 @@ def product_axes(equation):
     return len(lead), len(contracted)
 
 
-def _columns_of(tensor, num_lead):
-    """tensor [lead..., rest...] -> [prod(rest), prod(lead)], materialised.
+def _columns_of(rows):
+    """rows [tokens, C] -> [C, tokens], materialised.
 
     A rank-2 transpose feeding a product would be folded into its
-    `transpose_a` flag by Grappler; a rank >= 3 transpose and a reshape are not.
+    `transpose_a` flag by Grappler; a rank-3 transpose and a reshape are not.
     """
-    lead_size = tf.reduce_prod(tf.shape(tensor)[:num_lead])
-    if tensor.shape.rank == 2:
-        tensor = tf.expand_dims(tensor, 1)  # [lead, 1, rest]: the 1 counts as a lead axis
-        num_lead = 2
-    rank = tensor.shape.rank
-    transposed = tf.transpose(tensor, list(range(num_lead, rank)) + list(range(num_lead)))
-    return tf.reshape(transposed, [-1, lead_size])
+    transposed = tf.transpose(tf.expand_dims(rows, 1), [2, 0, 1])  # [C, tokens, 1]
+    return tf.reshape(transposed, [-1, tf.shape(rows)[0]])
 
 
 def projection(x, kernel, num_lead, num_contracted):
@@ -120,9 +115,9 @@ def _rows_product(x, kernel, num_contracted, transposed_gradient):
         def gradient(upstream_rows):  # [tokens, N]
             dx = tf.reshape(tf.matmul(upstream_rows, kernel_2d, transpose_b=True), x_shape)
             if k > n:
-                dkernel = tf.matmul(_columns_of(x_rows, 1), upstream_rows)
+                dkernel = tf.matmul(_columns_of(x_rows), upstream_rows)
             elif k < n:
-                dkernel = tf.transpose(tf.matmul(_columns_of(upstream_rows, 1), x_rows))
+                dkernel = tf.transpose(tf.matmul(_columns_of(upstream_rows), x_rows))
             else:
                 dkernel = tf.matmul(x_rows, upstream_rows, transpose_a=True)
             return dx, tf.reshape(dkernel, kernel_shape)
