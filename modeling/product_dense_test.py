@@ -134,7 +134,7 @@ def test_float32_training_calls_of_short_and_long_projections_take_the_transpose
     ProductDense("abc,cd->abd", output_shape=(None, 5))(x)  # training unknown: a gradient may be taken
     ProductDense("abc,cd->abd", output_shape=(None, 5))(x, training=True)
     assert taken == [True, True]
-    ProductDense("abc,cd->abd", output_shape=(None, 5))(x, training=False)  # inference: no gradient
+    ProductDense("abc,cd->abd", output_shape=(None, 5), activation="relu")(x, training=False)  # inference: no gradient
     ProductDense("abc,cd->abd", output_shape=(None, 5), dtype="float64")(tf.ones([2, 3, 4], tf.float64))
     ProductDense("abc,cd->abd", output_shape=(None, 4))(x)  # square
     ProductDense("abc,cd->abd", output_shape=(None, 600))(tf.ones([2, 3, 520]))  # both sides > 256
@@ -268,6 +268,22 @@ def test_inference_takes_the_bias_and_gelu_into_the_product(dtype):
     fused = [fused_ops for op, fused_ops in ops if "MatMul" in op]
     assert fused == [["BiasAdd", "GeluApproximate"]]
     assert not any(op in ("Tanh", "BiasAdd", "Einsum") for op, _ in ops)
+
+
+@pytest.mark.parametrize("dtype, training, activation, product", [
+    ("float32", False, None, "Einsum"),  # nothing to fuse but the bias: no GEMM packing buffers
+    ("float32", False, activations.gelu, "MatMul"),  # the bias and GELU fused into the product
+    ("float32", True, None, "MatMul"),
+    ("float32", None, None, "MatMul"),  # not known to be inference
+    ("bfloat16", False, None, "MatMul"),
+])
+def test_which_calls_keep_the_einsum_form(dtype, training, activation, product):
+    layer = ProductDense("abc,cd->abd", output_shape=(None, 16), bias_axes="d", activation=activation, dtype=dtype)
+    graph = tf.function(lambda x: layer(x, training=training)).get_concrete_function(
+        tf.TensorSpec([2, 3, 8], dtype)).graph
+    ops = [op.type for op in graph.get_operations()]
+    other = {"Einsum": "MatMul", "MatMul": "Einsum"}[product]
+    assert product in ops and other not in ops, ops
 
 
 def test_replacing_einsum_dense():
