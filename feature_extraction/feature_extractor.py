@@ -284,8 +284,10 @@ class FeatureExtractor:
                 dict(input_ids=input_ids, input_mask=input_mask, token_type_ids=input_type_ids),
                 training=False,  # No dropout: features are deterministic.
             )
-            layers = model_outputs["all_encoder_layers"]
-            return tf.stack([layers[i] for i in self.layer_indexes], axis=1)
+            chosen = [model_outputs["all_encoder_layers"][i] for i in self.layer_indexes]
+            if len(chosen) == 1:  # a reshape; stacking a single layer would copy it
+                return tf.expand_dims(chosen[0], 1)
+            return tf.stack(chosen, axis=1)
 
         # One trace (one XLA compilation) for every batch, the smaller last one included.
         self._encode = inference.BatchForward(encode, batch_size, seq_length, jit_compile)

@@ -192,6 +192,22 @@ def test_run_writes_the_model_features(tiny, tokenizer, tmp_path):
                 )
 
 
+@pytest.mark.parametrize("layer_indexes", [[-1], [0], [0, -1, 0]])
+def test_feature_extractor_gives_the_chosen_layers_in_flag_order(tiny, layer_indexes):
+    # One layer takes a reshape instead of a stack (no copy); the values are the same.
+    model = tiny["model"]
+    ids = np.array([[2, 5, 6, 3, 0, 0], [2, 9, 3, 12, 3, 0]], np.int32)
+    mask = (ids > 0).astype(np.int32)
+    segments = np.array([[0] * 6, [0, 0, 0, 1, 1, 0]], np.int32)
+    extractor = feature_extractor.FeatureExtractor(model, layer_indexes, seq_length=6, batch_size=2)
+    features = extractor(ids, mask, segments)
+    layers = model(dict(input_ids=ids, input_mask=mask, token_type_ids=segments),
+                   training=False)["all_encoder_layers"]
+    assert features.shape == (2, len(layer_indexes), 6, TINY_CONFIG["hidden_size"])
+    for j, index in enumerate(layer_indexes):
+        np.testing.assert_allclose(features[:, j], layers[index].numpy(), rtol=1e-5, atol=1e-6)
+
+
 @pytest.mark.parametrize(
     "layers, message",
     [
