@@ -6,7 +6,7 @@ import tensorflow as tf
 from absl import flags
 
 from options import define_flags, from_flags
-from training import inference
+from training import inference, onednn
 
 
 @pytest.mark.parametrize("setting, dtype, cpu_flags, has_gpu, expected", [
@@ -96,3 +96,12 @@ def test_a_batch_larger_than_batch_size_is_an_error():
     batch_forward = inference.BatchForward(forward, batch_size=2, seq_length=5, jit_compile=True)
     with pytest.raises(ValueError, match="A batch of 3 rows; this forward pass takes at most 2"):
         batch_forward(*[np.ones((3, 5), np.int32)] * 3)
+
+
+def test_the_forward_pass_of_prediction_fixes_the_mmap_threshold(monkeypatch):
+    # So that oneDNN's GEMM packing buffers go back to the system when freed (training/onednn.py).
+    calls = []
+    monkeypatch.setattr(onednn, "fix_mmap_threshold", lambda: calls.append(True))
+    forward, _ = _model_and_reference()
+    inference.BatchForward(forward, batch_size=2, seq_length=5, jit_compile=False)
+    assert calls == [True]

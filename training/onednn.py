@@ -1,4 +1,4 @@
-"""Turns on TensorFlow's oneDNN CPU kernels, before TensorFlow loads, and has glibc return their work buffers.
+"""Turns on TensorFlow's oneDNN CPU kernels, before TensorFlow loads; has glibc return their GEMM buffers.
 
 TensorFlow 2.20 uses oneDNN by default only on x86 CPUs with AVX512-VNNI,
 AVX512-BF16, AVX-VNNI or AMX; elsewhere (an AMD EPYC without AVX-512, say) it
@@ -8,22 +8,24 @@ training step 1.3-1.6x faster (benchmarks/lm_benchmark.py). Every entry point
 calls `enable()` before importing TensorFlow. A value the user set
 (TF_ENABLE_ONEDNN_OPTS=0) is kept.
 
-`enable()` also fixes glibc's mmap threshold at 1 MiB (`MMAP_THRESHOLD_BYTES`).
-oneDNN's float32 matrix product with a fused bias and GELU (an inner product
-on oneDNN's own GEMM: the projections in inference, modeling/product_dense.py)
-allocates packing buffers of 1-4 MB at every call in each worker thread.
-glibc's default threshold is dynamic: it rises to the size of the largest
-block freed so far (up to 32 MB), so once TensorFlow has freed its first 8-33
-MB activations, those buffers come from per-thread arenas, which keep them
-after they are freed. BERT's inference forward pass (4 layers, hidden 512,
-batch 32 x 128) peaked 35-50 MB higher that way than with Keras's einsum
-products (which need no such buffers). With the fixed threshold such blocks
-go back to the system when freed: the peak is within a few MB of theirs, for
-~2% of the speed (benchmarks/inference_benchmark.py; Model Garden's encoder
-peaks the same under either setting). The float32 pre-training step ran ~2.5%
-slower with it, its peak 2806 -> 2774 MB (Model Garden's 3023 -> 2787); in
-bfloat16 neither changed. Only on glibc; a threshold the user set
-(MALLOC_MMAP_THRESHOLD_) is kept.
+`fix_mmap_threshold()` fixes glibc's mmap threshold at 1 MiB; the forward
+pass of prediction calls it (`training.inference.BatchForward`). oneDNN's
+float32 matrix product with a fused bias and GELU (an inner product on
+oneDNN's own GEMM: the feed-forward projection in inference,
+modeling/product_dense.py) allocates packing buffers of 1-4 MB at every call
+in each worker thread. glibc's default threshold is dynamic: it rises to the
+size of the largest block freed so far (up to 32 MB), so once TensorFlow has
+freed its first 8-33 MB activations, those buffers come from per-thread
+arenas, which keep them after they are freed. BERT's inference forward pass
+(4 layers, hidden 512, batch 32 x 128) peaked 35-50 MB higher that way than
+with Keras's einsum products (which need no such buffers). With the fixed
+threshold such blocks go back to the system when freed: the peak is within a
+few MB of theirs, for ~2% of the speed (benchmarks/inference_benchmark.py;
+Model Garden's encoder peaks the same under either setting). Not for every
+process: it made FastFullTokenizer ~25% slower (its tensors of a few MB are
+mapped and unmapped at every batch) and the float32 pre-training step ~2.5%
+slower (13.36 -> 13.03 seq/s, peak 2806 -> 2774 MB). Only on glibc; a
+threshold the user set (MALLOC_MMAP_THRESHOLD_) is kept.
 """
 
 import ctypes
@@ -40,8 +42,7 @@ _M_MMAP_THRESHOLD = -3  # mallopt's parameter number in glibc's malloc.h
 
 
 def enable():
-    """Sets TF_ENABLE_ONEDNN_OPTS=1 unless set (warns when TensorFlow was imported first); fixes the mmap threshold."""
-    fix_mmap_threshold()
+    """Sets TF_ENABLE_ONEDNN_OPTS=1 unless set; warns when TensorFlow was imported first."""
     if VARIABLE in os.environ:
         return
     if "tensorflow" in sys.modules:
