@@ -11,7 +11,7 @@ with XLA (`--inference_xla`, `auto` by default):
   per-head products batched tf.matmul (modeling/attention.py); XLA compiles
   those to slower dots of its own. TensorFlow's path ran 1.03x XLA's on an
   AVX-512 EPYC (Zen 4; two runs of 7 and 21 rounds) and 1.04-1.09x on an
-  AVX2-only one, without the ~40-60 MB of the compiled program. (Before these
+  AVX2-only one, without the 40-90 MB of the compiled program. (Before these
   changes XLA was measured +12% on a Sapphire Rapids core, +3% on the Zen 4.)
 - bfloat16 on a CPU that multiplies bfloat16 natively (AVX512-BF16, AMX):
   oneDNN's bfloat16 kernels are faster than XLA's (XLA measured 0.54x on
