@@ -1,5 +1,5 @@
 """onednn.enable: sets TF_ENABLE_ONEDNN_OPTS=1 before TensorFlow, keeps a user's value, warns when too late;
-fixes glibc's mmap threshold."""
+onednn.fix_mmap_threshold: glibc's mmap threshold fixed, unless the user set it."""
 
 import ctypes
 import glob
@@ -48,7 +48,7 @@ def test_every_entry_point_enables_it_before_importing_tensorflow():
 
 
 # Run in a fresh interpreter: the threshold can be fixed only once per process, and
-# the test process may have fixed it already (entry points and conftest call enable()).
+# the test process may have fixed it already (every BatchForward a test builds does).
 _THRESHOLD_SCRIPT = """
 import ctypes
 import sys
@@ -66,7 +66,7 @@ def mmapped_for_a_2mb_block():
     block = bytearray(2 << 20)
     return mallinfo2().hblkhd - before >= 2 << 20
 
-fixed = sys.argv[1] == "fix" and onednn.fix_mmap_threshold()  # as entry points do: at start
+fixed = sys.argv[1] == "fix" and onednn.fix_mmap_threshold()  # before the work, as BatchForward does
 bytearray(16 << 20)  # freeing a 16 MB block raises glibc's dynamic threshold past 2 MB
 print(fixed, mmapped_for_a_2mb_block())
 """
