@@ -77,6 +77,7 @@ and uses only characters assigned in Unicode 14, the version of Python 3.11's
 
 import collections
 import functools
+import gc
 import os
 import re
 import sys
@@ -632,7 +633,7 @@ class FastFullTokenizer(object):
             return []
         num_parts = max(1, min(self.num_parallel_parts, len(data) // _MIN_ROWS_PER_PART))
         ids = self._batch_function(num_parts)(tf.constant(data, dtype=tf.string))
-        return ids.to_list()
+        return _to_lists(ids)
 
     def _batch_function(self, num_parts):
         """A tf.function: tf.Tensor[string, [batch]] -> `_tokenize_utf8`'s ids.
@@ -676,3 +677,21 @@ class FastFullTokenizer(object):
     def convert_ids_to_tokens(self, ids):
         """list of int -> list of str. KeyError on an unknown id."""
         return bert_tokenization.convert_by_vocab(self.inv_vocab, ids)
+
+
+def _to_lists(ragged):
+    """tf.RaggedTensor [batch, (tokens)] -> list of lists of int, with Python's cyclic GC paused.
+
+    The lists hold ints only and can form no cycle, but creating one per row
+    counts towards the collector's allocation threshold, and the collections
+    that triggers walk every container the process holds. In the tokenization benchmark, which keeps the ids of the
+    other paths, the default two parts ran at 2.4-2.6M tokens/s with the
+    collector running and 6.1M with it off.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return ragged.to_list()
+    finally:
+        if was_enabled:
+            gc.enable()

@@ -1,5 +1,6 @@
 """Parity tests: FastFullTokenizer must give exactly FullTokenizer's ids."""
 
+import gc
 import os
 import sys
 import unicodedata
@@ -179,6 +180,29 @@ def test_tokenize_to_ids_in_parallel_parts_keeps_rows_in_order(vocab_file, num_p
     expected_parts = {1: [1], 3: [1, 2, 3]}[num_parallel_parts]
     assert sorted(fast._tokenize_in_parts) == expected_parts
     assert _tracing_count(fast) == len(expected_parts)
+
+
+@pytest.mark.parametrize("gc_enabled", [True, False])
+def test_the_ids_become_lists_without_garbage_collections(tokenizers, gc_enabled):
+    # A list per row; with the collector running, every 100 new containers would start one.
+    _, fast = tokenizers
+    texts = [" ".join(_CORPUS[:1 + index % 5]) for index in range(3000)]
+    expected = fast.tokenize_to_ids(texts)
+    collections_seen = []
+    callback = lambda phase, info: phase == "start" and collections_seen.append(info["generation"])
+    threshold = gc.get_threshold()
+    gc.callbacks.append(callback)
+    gc.set_threshold(100)
+    (gc.enable if gc_enabled else gc.disable)()
+    try:
+        ids = fast.tokenize_to_ids(texts)
+        assert gc.isenabled() is gc_enabled  # the collector's state is the caller's again
+    finally:
+        gc.callbacks.remove(callback)
+        gc.set_threshold(*threshold)
+        gc.enable()
+    assert ids == expected
+    assert len(collections_seen) <= 3, collections_seen  # not ~30 (3000 rows / 100)
 
 
 def test_num_parallel_parts_defaults_to_usable_cpus_and_must_be_positive(vocab_file):
