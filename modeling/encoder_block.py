@@ -12,6 +12,7 @@ from official.nlp.modeling import layers
 
 from modeling import activations
 from modeling.attention import MatmulAttention
+from modeling.layer_norm import replacing_layer_norm
 from modeling.product_dense import ProductDense, replacing_einsum_dense
 
 
@@ -28,7 +29,9 @@ class EncoderBlock(layers.TransformerEncoderBlock):
     way (modeling/product_dense.py), and the first one takes over the block's
     activation layer (in its dtype: float32 under mixed bfloat16, as Model
     Garden computes it), so that oneDNN applies the bias and the GELU inside
-    the product in inference; the activation layer becomes the identity.
+    the product in inference; the activation layer becomes the identity. The
+    LayerNorms become modeling/layer_norm.py's (the same variables), which
+    under mixed precision take fewer passes in inference.
     """
 
     def __init__(self, *args, causal_attention=False, **kwargs):
@@ -49,6 +52,8 @@ class EncoderBlock(layers.TransformerEncoderBlock):
             value = MatmulAttention(causal=self._causal_attention, **config)
         elif name in ("_intermediate_dense", "_output_dense"):  # the feed-forward layer
             value = replacing_einsum_dense(value)
+        elif name in ("_attention_layer_norm", "_attention_layer_norm_kv", "_output_layer_norm"):
+            value = replacing_layer_norm(value, fewer_passes=self.compute_dtype != "float32")
         elif (name == "_intermediate_activation_layer" and isinstance(value, tf_keras.layers.Activation)
               and isinstance(getattr(self, "_intermediate_dense", None), ProductDense)):
             self._intermediate_dense.fold_activation(value.activation, value.compute_dtype)
