@@ -23,7 +23,9 @@ options.define_flags(ClassifierOptions)
 
 
 def main(_):
-    options.run_or_exit("run_classifier.py", run, options.from_flags(ClassifierOptions))
+    run_options = options.from_flags(ClassifierOptions)
+    onednn.assume_frozen_weights(run_options.dtype, trains=run_options.do_train)  # see training/onednn.py
+    options.run_or_exit("run_classifier.py", run, run_options)
 
 
 if __name__ == "__main__":

@@ -22,7 +22,9 @@ options.define_flags(SquadOptions)
 
 
 def main(_):
-    options.run_or_exit("run_squad.py", run, options.from_flags(SquadOptions))
+    run_options = options.from_flags(SquadOptions)
+    onednn.assume_frozen_weights(run_options.dtype, trains=run_options.do_train)  # see training/onednn.py
+    options.run_or_exit("run_squad.py", run, run_options)
 
 
 if __name__ == "__main__":

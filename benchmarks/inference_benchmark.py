@@ -8,12 +8,16 @@ the host as float32:
                evaluation (`training.inference.BatchForward`, through
                `feature_extraction.FeatureExtractor`) with the default
                --inference_xla=auto: XLA unless bfloat16 on a CPU with native
-               bfloat16.
+               bfloat16; in a process set up as run_classifier.py's and
+               run_squad.py's are without --do_train (in bfloat16, oneDNN's
+               weights kept in its blocked layout: training/onednn.py).
   ours_tuned   the same with the other --inference_xla setting, printed beside
                the default (the default should be the faster of the two).
   savedmodel   export_model.py's encoder SavedModel (serving/encoder_export.py),
                exported at the dtype, loaded with tf.saved_model.load, called
-               through serving_default (no XLA: it takes any shape).
+               through serving_default (no XLA: it takes any shape), in a
+               process with TensorFlow's defaults (a serving process is the
+               user's to set up).
   baseline     Model Garden's BertEncoderV2 in a tf.function, as a user of
                Model Garden would call it.
   pytorch      Hugging Face BertModel with torch.compile under
@@ -179,6 +183,8 @@ def _build_baseline(s, dtype):
 def run_child(s, contender, dtype):
     """Builds one contender, then runs one round (forward_calls calls) per "run" line on stdin."""
     start = time.perf_counter()
+    if contender in (OURS, TUNED):
+        onednn.assume_frozen_weights(dtype, trains=False)  # as run_classifier.py without --do_train, before the model
     if contender == OURS:
         forward, params = _build_ours(s, dtype, default_xla(dtype))
     elif contender == TUNED:

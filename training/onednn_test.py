@@ -1,5 +1,6 @@
 """onednn.enable: sets TF_ENABLE_ONEDNN_OPTS=1 before TensorFlow, keeps a user's value, warns when too late;
-onednn.fix_mmap_threshold: glibc's mmap threshold fixed, unless the user set it."""
+onednn.fix_mmap_threshold: glibc's mmap threshold fixed, unless the user set it;
+onednn.assume_frozen_weights: bfloat16 predict-only processes only, the same predictions."""
 
 import ctypes
 import glob
@@ -7,6 +8,7 @@ import os
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from training import onednn
@@ -87,3 +89,77 @@ def test_blocks_of_a_few_megabytes_are_mmapped_when_the_threshold_is_fixed():
 def test_a_threshold_the_user_set_is_kept(monkeypatch):
     monkeypatch.setenv(onednn.MMAP_THRESHOLD_VARIABLE, "65536")
     assert not onednn.fix_mmap_threshold()
+
+
+def test_frozen_weights_only_for_a_bfloat16_process_that_does_not_train(monkeypatch):
+    # Only the variable is set here; TensorFlow reads it once, in the process's first oneDNN
+    # product kernel, which this test does not create (monkeypatch removes it afterwards).
+    monkeypatch.delenv(onednn.FROZEN_WEIGHTS_VARIABLE, raising=False)
+    assert not onednn.assume_frozen_weights("float32", trains=False)
+    assert not onednn.assume_frozen_weights("float16", trains=False)
+    assert not onednn.assume_frozen_weights("bfloat16", trains=True)
+    assert onednn.FROZEN_WEIGHTS_VARIABLE not in os.environ
+    assert onednn.assume_frozen_weights("bfloat16", trains=False)
+    assert os.environ[onednn.FROZEN_WEIGHTS_VARIABLE] == "1"
+
+
+def test_frozen_weights_the_user_turned_off_stay_off(monkeypatch):
+    monkeypatch.setenv(onednn.FROZEN_WEIGHTS_VARIABLE, "0")
+    assert not onednn.assume_frozen_weights("bfloat16", trains=False)
+    assert os.environ[onednn.FROZEN_WEIGHTS_VARIABLE] == "0"
+
+
+# A predict-only run in a fresh interpreter: build, then new weights (as a checkpoint restore
+# gives them), then the traced forward pass twice, the weights changed in between.
+_PREDICT_SCRIPT = """
+import sys
+import numpy as np
+from training import onednn
+onednn.enable()
+if sys.argv[1] == "frozen":
+    assert onednn.assume_frozen_weights("bfloat16", trains=False)
+import tensorflow as tf
+import tf_keras
+import modeling
+from training import inference
+
+tf_keras.mixed_precision.set_global_policy("mixed_bfloat16")
+config = modeling.BertConfig(vocab_size=64, hidden_size=64, num_hidden_layers=2, num_attention_heads=2,
+                             intermediate_size=128, max_position_embeddings=16)
+model = modeling.build_model(modeling.BertModel(config))
+rng = np.random.default_rng(0)
+for variable in model.weights:
+    variable.assign(rng.normal(0, 0.1, variable.shape))
+forward = inference.BatchForward(
+    lambda ids, mask, segments: tf.cast(model(dict(input_ids=ids, input_mask=mask, token_type_ids=segments),
+                                              training=False)["sequence_output"], tf.float32),
+    batch_size=4, seq_length=8, jit_compile=False)
+ids = rng.integers(0, 64, size=(4, 8)).astype(np.int32)
+ones = np.ones_like(ids)
+first = forward(ids, ones, 0 * ones).numpy()
+for variable in model.weights:
+    variable.assign(variable * 1.5)
+second = forward(ids, ones, 0 * ones).numpy()
+np.save(sys.argv[2], np.stack([first, second]))
+"""
+
+
+def test_frozen_weights_predict_what_plain_weights_do_until_the_weights_change(tmp_path):
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = {k: v for k, v in os.environ.items() if k != onednn.FROZEN_WEIGHTS_VARIABLE}
+    outputs = {}
+    for mode in ("frozen", "plain"):
+        path = str(tmp_path / (mode + ".npy"))
+        run_env = dict(env, **({} if mode == "frozen" else {onednn.FROZEN_WEIGHTS_VARIABLE: "0"}))
+        subprocess.run([sys.executable, "-c", _PREDICT_SCRIPT, mode, path], cwd=root, env=run_env,
+                       capture_output=True, text=True, check=True)
+        outputs[mode] = np.load(path)
+    frozen, plain = outputs["frozen"], outputs["plain"]
+    # The weights restored before the first call: the same outputs up to bfloat16 rounding
+    # (oneDNN's blocked kernel may sum in another order).
+    np.testing.assert_allclose(frozen[0], plain[0], atol=0.05)
+    assert not np.allclose(plain[0], plain[1], atol=0.05)
+    if np.allclose(frozen[1], plain[1], atol=0.05):
+        pytest.skip("TF_ONEDNN_ASSUME_FROZEN_WEIGHTS had no effect here (no oneDNN product kernels)")
+    # It took effect: the products kept the first weights they saw, which is why only processes
+    # that do not train set it.
