@@ -1,4 +1,4 @@
-"""Turns on TensorFlow's oneDNN CPU kernels, before TensorFlow loads; has glibc return their GEMM buffers.
+"""oneDNN's CPU kernels on before TensorFlow loads; their GEMM buffers returned; weights kept blocked when predicting.
 
 TensorFlow 2.20 uses oneDNN by default only on x86 CPUs with AVX512-VNNI,
 AVX512-BF16, AVX-VNNI or AMX; elsewhere (an AMD EPYC without AVX-512, say) it
@@ -43,10 +43,10 @@ it is (float16 was not measured). The copy is never refreshed: a kernel
 would go on using the first weights it saw, so the variable is only for
 processes whose weights do not change after the first product of a traced
 function runs (a training step in the same process would compute with stale
-weights; eager products measured unaffected). TensorFlow reads it once, when its first oneDNN product kernel
-is created, so the entry points set it in `main`, before the model is built;
-set after that it has no effect. A value the user set
-(TF_ONEDNN_ASSUME_FROZEN_WEIGHTS=0 turns it off) is kept.
+weights; eager products measured unaffected). TensorFlow reads it once, when
+its first oneDNN product kernel is created, so the entry points set it in
+`main`, before the model is built; set after that it has no effect. A value
+the user set (TF_ONEDNN_ASSUME_FROZEN_WEIGHTS=0 turns it off) is kept.
 """
 
 import ctypes
