@@ -33,10 +33,7 @@ and dtype rules (under mixed precision a float32 layer computes in float32).
 import tensorflow as tf
 import tf_keras
 
-
-def _is_inference(training):
-    """Whether Keras's resolved `training` says for sure that no gradient is taken."""
-    return training is not None and not tf.is_tensor(training) and not training
+from modeling.product_dense import is_inference
 
 
 @tf_keras.utils.register_keras_serializable(package="BertTf2")
@@ -59,7 +56,7 @@ class LayerNormalization(tf_keras.layers.LayerNormalization):
         return config
 
     def call(self, inputs, training=None):  # pylint: disable=arguments-differ
-        if (not self.fewer_passes or not _is_inference(training) or isinstance(inputs, tf.RaggedTensor)
+        if (not self.fewer_passes or not is_inference(training) or isinstance(inputs, tf.RaggedTensor)
                 or self._fused or inputs.shape.rank is None or self.axis != [inputs.shape.rank - 1]):
             return super().call(inputs)
         inputs = tf.cast(inputs, self.compute_dtype)

@@ -144,7 +144,7 @@ def uses_transposed_gradient(k, n):
     return k != n and min(k, n) <= SHORT_SIDE_MAX
 
 
-def _is_inference(training):
+def is_inference(training):
     """Whether Keras's resolved `training` says for sure that no gradient is taken."""
     return training is not None and not tf.is_tensor(training) and not training
 
@@ -188,7 +188,7 @@ class ProductDense(tf_keras.layers.EinsumDense):
                 ret += self.bias
             return self._activate(ret, training)
         num_lead, num_contracted = axes
-        transposed_gradient = not _is_inference(training) and self._takes_transposed_gradient(kernel, num_contracted)
+        transposed_gradient = not is_inference(training) and self._takes_transposed_gradient(kernel, num_contracted)
         ret = _rows_product(inputs, kernel, num_contracted, transposed_gradient)  # [tokens, N]
         n = ret.shape[-1]
         output_shape = tf.concat([tf.shape(inputs)[:num_lead], tf.shape(kernel)[num_contracted:]], 0)
@@ -201,18 +201,18 @@ class ProductDense(tf_keras.layers.EinsumDense):
 
     def _add_bias(self, rows, bias, training):
         """rows [tokens, N] + bias [N]: `bias_add` (which oneDNN fuses) unless its gradient would be 16-bit."""
-        if _is_inference(training) or rows.dtype in (tf.float32, tf.float64):
+        if is_inference(training) or rows.dtype in (tf.float32, tf.float64):
             return tf.nn.bias_add(rows, bias)
         return rows + bias  # BiasAddGrad sums a 16-bit gradient in 16 bits (~30% off over 4096 rows); Sum does not
 
     def _activate(self, ret, training):
-        if self.activation_dtype is None or _is_inference(training) or self.activation_dtype == ret.dtype.name:
+        if self.activation_dtype is None or is_inference(training) or self.activation_dtype == ret.dtype.name:
             return self.activation(ret)  # in inference, the form oneDNN fuses into the product
         return tf.cast(self.activation(tf.cast(ret, self.activation_dtype)), ret.dtype)
 
     def _keeps_einsum_in_inference(self, kernel, training):
         """float32 inference without an activation: Keras's einsum (see the module docstring)."""
-        return (_is_inference(training) and kernel.dtype == tf.float32
+        return (is_inference(training) and kernel.dtype == tf.float32
                 and self.activation is tf_keras.activations.linear)
 
     def _takes_transposed_gradient(self, kernel, num_contracted):

@@ -684,9 +684,9 @@ def _to_lists(ragged):
 
     The lists hold ints only and can form no cycle, but creating one per row
     counts towards the collector's allocation threshold, and the collections
-    that triggers walk every container the process holds. In the tokenization benchmark, which keeps the ids of the
-    other paths, the default two parts ran at 2.4-2.6M tokens/s with the
-    collector running and 6.1M with it off.
+    that triggers walk every container the process holds. In the tokenization
+    benchmark, which keeps the ids of the other paths, the default two parts
+    ran at 2.4-2.6M tokens/s with the collector running and 6.1M with it off.
     """
     was_enabled = gc.isenabled()
     gc.disable()
