@@ -5,7 +5,7 @@
 
 Writes plan.sh and plan.md; without --dry_run runs every step (skipping
 finished ones) and writes results.json, results.md and <experiment>.png. The
-logic is in reproduction/ (see driver.py).
+engine is in reproduction/ (driver.py); the studies are listed in studies/.
 """
 
 from absl import app, logging
@@ -15,7 +15,7 @@ from training import onednn
 
 onednn.enable()  # before TensorFlow loads: see training/onednn.py
 
-from reproduction.driver import ReproduceOptions, run
+from studies import ReproduceOptions, run
 
 _PROGRAM = "reproduce_paper_tables.py"
 

@@ -17,7 +17,7 @@ from training import onednn
 
 onednn.enable()  # before TensorFlow loads: see training/onednn.py
 
-from training.language_modeling import LmOptions, run
+from lm.task import LmOptions, run
 
 options.define_flags(LmOptions)
 

@@ -17,7 +17,7 @@ from training import onednn
 
 onednn.enable()  # before TensorFlow loads: see training/onednn.py
 
-from training.translation import NmtOptions, run
+from nmt.task import NmtOptions, run
 
 options.define_flags(NmtOptions)
 

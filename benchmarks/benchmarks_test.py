@@ -190,7 +190,7 @@ def test_dense_gradient_benchmark_prints_each_way_per_shape(capsys):
 
 
 def test_lm_training_flops_follow_the_closed_form():
-    from modeling.lm_config import LmConfig  # pylint: disable=import-outside-toplevel
+    from lm.config import LmConfig  # pylint: disable=import-outside-toplevel
     low, high = (LmConfig(vocab_size=32000, num_attention_heads=h) for h in (8, 64))
     # d=256, d_p=32, FFN 1024, 6 layers, n=256: per token 6*(8*256*h*32 + 4*256*1024 + 4*h*256*32) + 2*256*32000.
     per_token = lambda h: 6 * (65536 * h + 1048576 + 32768 * h) + 16384000

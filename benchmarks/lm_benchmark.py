@@ -88,9 +88,10 @@ def build_ours(config, dtype, dataset, batch_size, steps):
     import tensorflow as tf
 
     from benchmarks import benchmark_utils
-    from modeling import transformer_lm
-    from modeling.lm_parameter_groups import LM_PARAMETER_GROUPS
-    from training import distribution, language_modeling, run_setup
+    from lm import model as transformer_lm
+    from lm.parameter_groups import PARAMETER_GROUPS
+    from training import distribution, run_setup
+    from lm import task as language_modeling
     from training import trainer as trainer_lib
     from training.training_options import Schedule, TrainingOptions
 
@@ -99,7 +100,7 @@ def build_ours(config, dtype, dataset, batch_size, steps):
                                    make_dataset=lambda batch, context: dataset)
         options = TrainingOptions(output_dir=tempfile.mkdtemp(), train_batch_size=batch_size, learning_rate=1e-3,
                                   iterations_per_loop=steps, dtype=dtype)
-        freezer = run_setup.make_freezer(options, LM_PARAMETER_GROUPS, config.num_hidden_layers,
+        freezer = run_setup.make_freezer(options, PARAMETER_GROUPS, config.num_hidden_layers,
                                          transformer_lm.initializers(config))
         trainer = trainer_lib.Trainer(options, Schedule(100000, 1000), distribution.get_strategy(options), task,
                                       freezer)
@@ -165,7 +166,7 @@ def build_baseline(config, dtype, dataset, batch_size, steps):
 
 
 def _config(heads, quick):
-    from modeling.lm_config import LmConfig
+    from lm.config import LmConfig
 
     shape = _QUICK if quick else _PAPER
     return LmConfig(num_attention_heads=heads, max_position_embeddings=max(256, FLAGS.lm_seq_length), **shape)

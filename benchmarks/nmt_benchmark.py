@@ -1,6 +1,6 @@
 """Translation throughput: run_translation.py's model vs Model Garden's Seq2SeqTransformer, transformer-base.
 
-The transformer-base preset (training/nmt_presets.py: d = 512, 6 + 6 layers,
+The transformer-base preset (nmt/presets.py: d = 512, 6 + 6 layers,
 8 heads, FFN 2048, post-norm, dropout 0.1, V = 32000), in float32 and
 bfloat16 (mixed precision, float32 variables), on random batches of 32
 sentence pairs padded to 32 source and 32 target tokens, each side's real
@@ -101,7 +101,7 @@ flags.DEFINE_bool("nmt_quick", False, "A tiny model and batch, one timed round: 
 GOAL = 0.95
 PRESET = "transformer-base"
 NO_EOS = -1  # outside the vocabulary: no hypothesis ever ends (see the module docstring)
-BOS_ID, EOS_ID = 2, 3  # the learned SentencePiece vocabulary's (lm_data/vocabulary.py); 0 is padding
+BOS_ID, EOS_ID = 2, 3  # the learned SentencePiece vocabulary's (tokenization/sentencepiece_vocabulary.py); 0 is padding
 _NUM_BATCHES = 4
 _QUICK_MODEL = dict(vocab_size=100, hidden_size=32, num_encoder_layers=1, num_decoder_layers=1,
                     num_attention_heads=2, intermediate_size=64)
@@ -110,8 +110,8 @@ _QUICK_SHAPES = dict(batch=2, source=8, target=8, decode=4)
 
 def nmt_config(quick):
     """transformer-base with the preset's vocabulary (the tiny model with --nmt_quick), with --nmt_norm_first."""
-    from modeling.nmt_config import NmtConfig
-    from training import nmt_presets
+    from nmt.config import NmtConfig
+    from nmt import presets as nmt_presets
 
     if quick:
         config = NmtConfig(**_QUICK_MODEL)
@@ -121,7 +121,7 @@ def nmt_config(quick):
 
 
 def make_batches(vocab_size, batch_size, source_length, target_length, seed=1):
-    """_NUM_BATCHES random batches in run_translation's schema (nmt_data/dataset.py), as numpy.
+    """_NUM_BATCHES random batches in run_translation's schema (nmt/dataset.py), as numpy.
 
     Each side's real length is drawn from half to the full padded length; its
     last real token is eos, target_input_ids is bos + target_ids shifted right.
@@ -154,29 +154,31 @@ def make_dataset(batches):
 
 def nmt_options(dtype, batch_size, steps):
     """run_translation's options under --preset=transformer-base, with this benchmark's shapes."""
-    from training import lm_presets, nmt_presets
-    from training.translation import NmtOptions
+    from training.presets import apply_preset
+    from nmt import presets as nmt_presets
+    from nmt.task import NmtOptions
 
     given = dict(output_dir=tempfile.mkdtemp(prefix="nmt_benchmark_"), train_batch_size=batch_size,
                  iterations_per_loop=steps, dtype=dtype, beam_size=FLAGS.nmt_beam_size,
                  length_penalty=FLAGS.nmt_length_penalty, max_decode_length=FLAGS.nmt_max_decode_length)
     options = NmtOptions(preset=PRESET, do_train=True, **given)
-    return lm_presets.apply_preset(options, set(given) | {"preset", "do_train"}, nmt_presets.PRESETS)
+    return apply_preset(options, nmt_presets.PRESETS, set(given) | {"preset", "do_train"})
 
 
 def build_ours_training(config, options, dataset, steps):
     """run_translation's training step: returns a callable running `steps` steps."""
     import tensorflow as tf
 
-    from modeling import transformer_nmt
-    from modeling.nmt_parameter_groups import NMT_PARAMETER_GROUPS
-    from training import distribution, run_setup, translation
+    from nmt import model as transformer_nmt
+    from nmt.parameter_groups import PARAMETER_GROUPS
+    from training import distribution, run_setup
+    from nmt import task as translation
     from training import trainer as trainer_lib
     from training.training_options import Schedule
 
     task = dataclasses.replace(translation.translation_task(options, config, None, None, {}),
                                make_dataset=lambda batch, context: dataset)
-    freezer = run_setup.make_freezer(options, NMT_PARAMETER_GROUPS, config.num_layers,
+    freezer = run_setup.make_freezer(options, PARAMETER_GROUPS, config.num_layers,
                                      transformer_nmt.initializers(config))
     schedule = Schedule(options.num_train_steps, options.num_warmup_steps, options.learning_rate_schedule,
                         config.hidden_size, options.adam_beta2)
@@ -209,7 +211,7 @@ def build_model_garden_training(config, options, dataset, steps):
     import tensorflow as tf
     import tf_keras
 
-    from training import translation
+    from nmt import task as translation
 
     model = model_garden_transformer(config, options)
     optimizer = tf_keras.optimizers.Adam(learning_rate=options.learning_rate, beta_1=0.9,
@@ -245,7 +247,7 @@ def _check_length(ids, expected, name):
 
 def build_ours_decoding(config, options, source_ids):
     """Translator's compiled translate (beam search), eos never emitted: returns a callable decoding the batch."""
-    from training import translation
+    from nmt import task as translation
 
     model = translation.build_model(config)
     vocabulary = types.SimpleNamespace(bos_id=BOS_ID, eos_id=NO_EOS, processor=lambda: None)

@@ -39,7 +39,6 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)  # `python demo/run_demo.py` from anywhere.
 
 from demo import pretrained_model, sample_data  # noqa: E402  pylint: disable=wrong-import-position
-from reproduction import tiny_data  # noqa: E402  pylint: disable=wrong-import-position
 from training import compute_dtype  # noqa: E402  pylint: disable=wrong-import-position
 
 FLAGS = flags.FLAGS
@@ -156,7 +155,7 @@ def fine_tune_and_serve_pretrained(out, data_dir, dtype):
     # SQuAD 1.1 format (the answerable questions of the 2.0 sample): in 2.0 format, short
     # fine-tunings of this model sometimes learned only to say "no answer".
     squad_data_dir = os.path.join(data_dir, "squad")
-    tiny_data.write_squad_v1(squad_data_dir)
+    sample_data.write_squad_v1(squad_data_dir)
     squad_dir = os.path.join(out, "squad")
     _run(_python(
         "run_squad.py", train_file=os.path.join(squad_data_dir, "train-v1.1.json"),
@@ -303,7 +302,7 @@ def main(_):
     # plan, pre-training, the head-rank probe, MNLI and SQuAD v1.1 per row.
     table_dir = os.path.join(out, "table2b")
     if FLAGS.reproduce_table:
-        tiny_data.write_squad_v1(os.path.join(data_dir, "squad"))
+        sample_data.write_squad_v1(os.path.join(data_dir, "squad"))
         _run(_python(
             "reproduce_paper_tables.py", experiment="table2b", scale="tiny", output_dir=table_dir,
             corpus=os.path.join(data_dir, "corpus.txt"), mnli_dir=os.path.join(data_dir, "MNLI"),

@@ -10,6 +10,7 @@ from it as create_vocab.py does (tokenization/vocab_builder.py: tensorflow-text'
 """
 
 import importlib
+import json
 import inspect
 import os
 import pkgutil
@@ -226,7 +227,6 @@ def build_squad_sample(corpus_path, data_dir, seed=12345, held_out_fraction=0.1)
     Returns:
       {file name: questions written}.
     """
-    import json
     import random
 
     rng = random.Random(seed)
@@ -248,3 +248,25 @@ def build_squad_sample(corpus_path, data_dir, seed=12345, held_out_fraction=0.1)
             json.dump({"version": "v2.0", "data": articles}, f)
         counts[name] = sum(len(p["qas"]) for a in articles for p in a["paragraphs"])
     return counts
+
+
+def _squad_v1(source, target):
+    """The SQuAD 2.0 file `source` without its unanswerable questions, as v1.1 at `target`."""
+    with open(source, encoding="utf-8") as f:
+        data = json.load(f)["data"]
+    for article in data:
+        for paragraph in article["paragraphs"]:
+            paragraph["qas"] = [qa for qa in paragraph["qas"] if not qa.get("is_impossible")]
+            for qa in paragraph["qas"]:
+                qa.pop("is_impossible", None)
+    with open(target + ".incomplete", "w", encoding="utf-8") as f:
+        json.dump({"version": "1.1", "data": data}, f)
+    os.replace(target + ".incomplete", target)
+
+
+def write_squad_v1(squad_dir):
+    """train-v1.1.json and dev-v1.1.json beside the sample's 2.0 files (once)."""
+    for split in ("train", "dev"):
+        target = os.path.join(squad_dir, "%s-v1.1.json" % split)
+        if not os.path.exists(target):
+            _squad_v1(os.path.join(squad_dir, "%s-v2.0.json" % split), target)

@@ -7,7 +7,7 @@ frozen random tensors out.
 """
 
 from freezing.freezer import PARAMETERS_FILE, SAVE_FROZEN, FreezePlan, Freezer, FreezingOptions
-from freezing.parameter_groups import ParameterGroups, format_report
+from freezing.selectors import ParameterGroups, format_report
 
 __all__ = [
     "PARAMETERS_FILE",

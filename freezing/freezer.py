@@ -1,7 +1,7 @@
 """`--freeze`, `--reinit` and `--save_frozen`: the one owner of freezing masks.
 
 Works on any model family given its table of parameter groups
-(freezing/parameter_groups.py) and its initializers (freezing/seeded_values.py),
+(freezing/selectors.py) and its initializers (freezing/seeded_values.py),
 over the model's {original name: OriginalVariable} map, built once per run.
 
 Frozen variables never reach the optimizer: they are left out of the list the
@@ -28,7 +28,7 @@ import tensorflow as tf
 from absl import logging
 
 from freezing import seeded_values
-from freezing.parameter_groups import format_report
+from freezing.selectors import format_report
 from options import Options, option
 import outputs
 
@@ -146,7 +146,7 @@ class Freezer:
                 )
 
     def report(self, plan, variables):
-        """The parameter report (freezing/parameter_groups.py) with the flags and --reinit names."""
+        """The parameter report (freezing/selectors.py) with the flags and --reinit names."""
         sizes = {name: int(np.prod(entry.shape)) for name, entry in variables.items()}
         return dict(self.groups.report(sizes, set(plan.frozen)), flags=self.recorded_flags(),
                     reinit_variables=plan.reinit)

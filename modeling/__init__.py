@@ -7,10 +7,11 @@ original checkpoint layout.
 
 from modeling.activations import gelu, gelu_exact, get_activation
 from modeling.bert_config import BertConfig
-from modeling.bert_model import BertModel, build_model, create_initializer
+from modeling.bert_model import BertModel, build_model
 from modeling.checkpoint_names import original_variables
 from modeling.classifier_model import BertClassifierModel
-from modeling.parameter_count import count_parameters
+from modeling.initializers import create_initializer
+from modeling.parameter_groups import count_parameters
 from modeling.pretraining_model import BertPretrainingModel
 from modeling.squad_model import BertSquadModel
 from modeling.tf1_checkpoint import LoadResult, load_checkpoint, save_checkpoint

@@ -12,12 +12,12 @@ the attention output projects back to hidden, with no divisibility needed.
 
 import copy
 import json
-import math
 
 import tensorflow as tf
 from absl import logging
 
 from modeling import activations
+from modeling.json_config import TYPO_DISTANCE, check_positive_int, edit_distance, is_real
 
 _POSITIVE_INT_KEYS = (
     "vocab_size",
@@ -29,9 +29,6 @@ _POSITIVE_INT_KEYS = (
     "type_vocab_size",
 )
 _PROBABILITY_KEYS = ("hidden_dropout_prob", "attention_probs_dropout_prob")
-# An unknown key this close to a known one is taken for a typo ("head_sise"):
-# silently ignoring it would train another model than the one asked for.
-TYPO_DISTANCE = 2
 
 
 class BertConfig:
@@ -219,24 +216,3 @@ class BertConfig:
         return "BertConfig(%s)" % ", ".join(
             "%s=%r" % item for item in sorted(self.to_dict().items())
         )
-
-
-def is_real(value):
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def edit_distance(a, b):
-    """Levenshtein distance: insertions, deletions and substitutions."""
-    previous = list(range(len(b) + 1))
-    for i, char_a in enumerate(a, 1):
-        current = [i]
-        for j, char_b in enumerate(b, 1):
-            current.append(min(previous[j] + 1, current[j - 1] + 1,
-                               previous[j - 1] + (char_a != char_b)))
-        previous = current
-    return previous[-1]
-
-
-def check_positive_int(key, value, owner="BertConfig"):
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise ValueError("%s: `%s` = %r must be a positive integer." % (owner, key, value))

@@ -13,6 +13,7 @@ from official.modeling import tf_utils
 from official.nlp.modeling import layers
 
 from modeling.bert_config import BertConfig
+from modeling.initializers import create_initializer
 from modeling.embeddings import LAYER_NORM_EPSILON, BertEmbeddings
 from modeling.encoder_block import transformer_block
 
@@ -32,11 +33,6 @@ def build_model(model, seq_length=2):
         )
     )
     return model
-
-
-def create_initializer(initializer_range):
-    """The original's initializer: normal truncated at 2 stddev."""
-    return tf_keras.initializers.TruncatedNormal(stddev=initializer_range)
 
 
 @tf_keras.utils.register_keras_serializable(package="BertTf2")

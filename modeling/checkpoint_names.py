@@ -125,7 +125,7 @@ def original_variables(model):
     A `BertModel`; a BERT task model, which has a `bert` encoder and a
     `head_variables()` method giving its heads' variables under their
     original names; or another model family that names its own variables
-    with a `checkpoint_variables()` method (modeling/transformer_lm.py).
+    with a `checkpoint_variables()` method (lm/model.py).
     """
     if model not in _CACHE:
         _CACHE[model] = types.MappingProxyType(_build_original_variables(model))

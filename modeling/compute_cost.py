@@ -44,7 +44,7 @@ import math
 import numbers
 
 from modeling.bert_config import BertConfig
-from modeling.parameter_count import count_parameters
+from modeling.parameter_groups import count_parameters
 
 FLOAT32_BYTES = 4
 GLOBAL_STEP_BYTES = 8  # int64

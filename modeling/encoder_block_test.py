@@ -10,7 +10,7 @@ import modeling
 from modeling import activations
 from modeling.attention import MatmulAttention
 from modeling.encoder_block import EncoderBlock, transformer_block
-from modeling.lm_config import LmConfig
+from lm.config import LmConfig
 
 
 @pytest.mark.parametrize("config, norm_first", [

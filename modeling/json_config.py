@@ -1,16 +1,44 @@
 """Reading a model family's JSON config file: unknown keys warned about, near-misses refused.
 
 `LmConfig` and `NmtConfig` are frozen dataclasses that inherit `JsonConfig`
-and name their flag (`FLAG`); `BertConfig` keeps the original's own reader.
+and name their flag (`FLAG`); `BertConfig` keeps the original's own reader
+and shares the checks here (typo distance, positive integers, real numbers).
 """
 
 import dataclasses
 import json
+import math
 
 import tensorflow as tf
 from absl import logging
 
-from modeling.bert_config import TYPO_DISTANCE, edit_distance
+from modeling import activations
+
+# An unknown key this close to a known one is taken for a typo ("head_sise"):
+# silently ignoring it would train another model than the one asked for.
+TYPO_DISTANCE = 2
+_PROBABILITY_KEYS = ("hidden_dropout_prob", "attention_probs_dropout_prob")
+
+
+def is_real(value):
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def edit_distance(a, b):
+    """Levenshtein distance: insertions, deletions and substitutions."""
+    previous = list(range(len(b) + 1))
+    for i, char_a in enumerate(a, 1):
+        current = [i]
+        for j, char_b in enumerate(b, 1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1,
+                               previous[j - 1] + (char_a != char_b)))
+        previous = current
+    return previous[-1]
+
+
+def check_positive_int(key, value, owner="BertConfig"):
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise ValueError("%s: `%s` = %r must be a positive integer." % (owner, key, value))
 
 
 class JsonConfig:
@@ -56,6 +84,44 @@ class JsonConfig:
         if not isinstance(values, dict):
             raise ValueError("%s: %s must hold a JSON object." % (owner, path))
         return cls.from_dict(values, source=path)
+
+    def check_common_keys(self, positive_int_keys):
+        """The checks every family's config shares: vocab_size (may be unset), the positive integers,
+        hidden_act and the dropout probabilities. Raises ValueError naming the key and value."""
+        owner = type(self).__name__
+        if self.vocab_size is not None:
+            check_positive_int("vocab_size", self.vocab_size, owner)
+        for key in positive_int_keys:
+            check_positive_int(key, getattr(self, key), owner)
+        if self.hidden_act not in activations.NAMES:
+            raise ValueError("%s: `hidden_act` = %r is not supported; expected one of %s."
+                             % (owner, self.hidden_act, ", ".join(activations.NAMES)))
+        for key in _PROBABILITY_KEYS:
+            value = getattr(self, key)
+            if not is_real(value) or not 0.0 <= value < 1.0:
+                raise ValueError("%s: `%s` = %r must be a probability in [0, 1)." % (owner, key, value))
+
+    def check_initializer_range(self):
+        owner = type(self).__name__
+        if not is_real(self.initializer_range) or not self.initializer_range > 0:
+            raise ValueError("%s: `initializer_range` = %r must be a positive number."
+                             % (owner, self.initializer_range))
+
+    def check_head_size(self):
+        """head_size positive, or (null) hidden_size a multiple of num_attention_heads."""
+        owner = type(self).__name__
+        if self.head_size is None:
+            if self.hidden_size % self.num_attention_heads:
+                raise ValueError(
+                    "%s: hidden_size %d is not a multiple of num_attention_heads %d; set `head_size` "
+                    "to use heads of any size." % (owner, self.hidden_size, self.num_attention_heads))
+        else:
+            check_positive_int("head_size", self.head_size, owner)
+
+    @property
+    def attention_head_size(self):
+        """d_p in effect: head_size, or d / h when it is null."""
+        return self.head_size or self.hidden_size // self.num_attention_heads
 
     def replace(self, **overrides):
         """A validated copy with some keys changed."""

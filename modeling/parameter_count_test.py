@@ -1,10 +1,12 @@
-"""count_parameters against built models and against the papers' counts."""
+"""count_parameters against built models and against the papers' counts; the shared formulas against Keras."""
 
 import numpy as np
 import pytest
+import tf_keras
 
 import modeling
-from modeling.parameter_count import count_parameters
+from modeling import parameter_count
+from modeling.parameter_groups import count_parameters
 
 
 def _paper_config(hidden, heads, head_size, intermediate, layers=24):
@@ -92,3 +94,17 @@ def test_attention_grows_with_heads_only_when_head_size_is_fixed():
     assert len(set(standard)) == 1
     fixed = [count_parameters(_paper_config(512, h, 128, 4096))["attention"] for h in (8, 16, 32)]
     assert fixed[0] < fixed[1] < fixed[2]
+
+
+@pytest.mark.parametrize("d,heads,head_size", [(64, 4, 16), (64, 8, 32), (48, 3, 40)])
+def test_the_shared_attention_formula_matches_keras_and_its_layer_norm(d, heads, head_size):
+    """The per-sub-layer counts every family adds up, against Keras's own layers."""
+    inputs = tf_keras.Input([5, d])
+    attention = tf_keras.layers.MultiHeadAttention(heads, head_size, output_shape=d)
+    attention(inputs, inputs)
+    norm = tf_keras.layers.LayerNormalization()
+    norm.build([None, d])
+    assert parameter_count.attention(d, heads, head_size) == attention.count_params() + norm.count_params()
+    first, second = tf_keras.layers.Dense(4 * d), tf_keras.layers.Dense(d)
+    second(first(inputs))
+    assert parameter_count.feed_forward(d, 4 * d) == first.count_params() + second.count_params() + norm.count_params()

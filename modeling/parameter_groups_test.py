@@ -6,7 +6,7 @@ import pytest
 import modeling
 from freezing import format_report
 from modeling.parameter_groups import BERT_PARAMETER_GROUPS as GROUPS
-from modeling.parameter_count import count_parameters
+from modeling.parameter_groups import count_parameters
 
 CONFIG = modeling.BertConfig(
     vocab_size=30, hidden_size=16, num_hidden_layers=3, num_attention_heads=2, head_size=12,

@@ -33,7 +33,7 @@ import math
 import numbers
 
 from modeling.bert_config import BertConfig
-from modeling.parameter_count import count_parameters
+from modeling.parameter_groups import count_parameters
 
 FIXED_HEAD_SIZE = "fixed_head_size"
 BASELINE = "baseline"

@@ -11,7 +11,8 @@ import tf_keras
 from official.nlp.modeling import layers
 
 from modeling import activations
-from modeling.bert_model import BertModel, build_model, create_initializer
+from modeling.bert_model import BertModel, build_model
+from modeling.initializers import create_initializer
 from modeling.transposed_dense import TransposedDense
 
 

@@ -37,7 +37,7 @@ def initialize(model, seed, names=None):
 
     Args:
       model: a built BertModel or task model, or a model of another family
-        that gives its own `initializer_of(name)` (modeling/transformer_lm.py).
+        that gives its own `initializer_of(name)` (lm/model.py).
       seed: int, --random_seed.
       names: optional iterable of original names; default all.
     """

@@ -46,26 +46,6 @@ def test_long_files_are_read_in_blocks(tmp_path, monkeypatch):
     assert list(documents.DocumentReader([path])) == [lines[:20], lines[20:]]
 
 
-def test_expand_input_files(tmp_path):
-    for name in ("b.txt", "a.txt", "c.md"):
-        _write(tmp_path / name, b"x\n")
-    pattern = str(tmp_path / "*.txt")
-    single = str(tmp_path / "c.md")
-    assert documents.expand_input_files("%s, %s" % (pattern, single)) == [
-        str(tmp_path / "a.txt"), str(tmp_path / "b.txt"), single]
-
-
-@pytest.mark.parametrize("flag,message", [
-    ("", "--input_file is empty"),
-    ("{tmp}/missing.txt", "missing.txt does not exist"),
-    ("{tmp}/*.nothing", "the glob '.*\\*.nothing' matches no file"),
-    ("{tmp}", "is a directory"),
-])
-def test_expand_input_files_errors(tmp_path, flag, message):
-    with pytest.raises(ValueError, match=message):
-        documents.expand_input_files(flag.format(tmp=tmp_path))
-
-
 def test_empty_input_is_an_error(tmp_path):
     paths = [_write(tmp_path / "a.txt", b""), _write(tmp_path / "b.txt", b"")]
     with pytest.raises(ValueError, match="The input files are empty"):

@@ -26,6 +26,7 @@ import time
 from absl import logging
 
 import outputs
+from file_system.input_files import expand_input_files
 from pretraining_data import documents as documents_lib
 from pretraining_data import example_encoder
 from pretraining_data import fast_random
@@ -146,7 +147,7 @@ def run(options, fast_tokenizer=True, progress_interval_seconds=10.0):
         logging.warning("Not built, or not agreeing with the Python code here: %s; run `make "
                         "setup`. The output is the same, made ~2x slower.", ", ".join(missing))
     # Cheap checks first: a bad path fails before anything slow starts.
-    input_files = documents_lib.expand_input_files(options.input_file)
+    input_files = expand_input_files(options.input_file)
     output_files = writer_lib.parse_output_files(options.output_file)
     reader = documents_lib.DocumentReader(input_files)
     vocab = shard_tokenizer.load_vocab(options.vocab_file)

@@ -6,16 +6,12 @@ the workers busy. The ETA extrapolates from the fraction of the input bytes
 whose instances are written, so it holds for documents of any length.
 """
 
-import datetime
 import threading
 import time
 
 from absl import logging
 
-
-def format_duration(seconds):
-    """Seconds as H:MM:SS."""
-    return str(datetime.timedelta(seconds=int(round(seconds))))
+from outputs.progress import format_duration
 
 
 class Progress:

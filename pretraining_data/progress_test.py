@@ -33,7 +33,3 @@ def test_logs_periodically_and_at_the_end(caplog):
     lines = [r.getMessage() for r in caplog.records if "instances written" in r.getMessage()]
     assert len(lines) >= 2  # At least one periodic line, and the last.
     assert "50.0% of the input done" in lines[-1]
-
-
-def test_format_duration():
-    assert progress.format_duration(3725.4) == "1:02:05"

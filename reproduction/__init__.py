@@ -1,4 +1,6 @@
-"""Reproducing the papers' tables: experiments, scales, the plan, its runner, results and plots.
+"""The engine behind reproduce_paper_tables.py: a study's plan of entry-point steps, run with resume, reported.
 
-`reproduce_paper_tables.py` is the entry point; `driver.run(options)` the whole job.
+`study.Study` is what an experiment implements; `driver.run(options, registry)`
+the whole job; `registry.Registry` finds a study by name. The list of studies
+is the `studies` package; BERT's tables are `reproduction.bert_tables`.
 """

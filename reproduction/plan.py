@@ -1,16 +1,10 @@
-"""The plan of an experiment: every step, as the command line of one of our entry points.
+"""A step of a plan: one command line of one of our entry points.
 
-A step is a program (`run_pretraining.py`, ...) and its flags; the driver
+A step is a program (`run_pretraining.py`, ...) and its flags; the runner
 runs it in process with the same flags that `plan.sh` writes, so the plan
 is what runs. A step is finished when its outputs exist (entry points write
-them only when complete), which is what makes a re-run skip it.
-
-Layout under --output_dir:
-  configs/<row>.json                 the row's bert_config.json at this scale
-  data/pretrain_<n>.tfrecord         create_pretraining_data output, per stage
-  <row>/pretrain_<n>/                run_pretraining (stage 2 starts from stage 1)
-  <row>/probe/                       probe_attention_rank on the pre-trained model
-  <row>/mnli_seed<k>/, <row>/squad_seed<k>/   fine-tuning, one folder per seed
+them only when complete), which is what makes a re-run skip it. Each study
+builds its own steps (its layout under --output_dir is in its module).
 """
 
 import dataclasses
@@ -21,22 +15,6 @@ from typing import Optional
 
 # A path left for the environment to give (a dry run without data paths).
 _PLACEHOLDER = re.compile(r"\$\{[A-Z_]+\}")
-PRETRAINING_SEED = 12345
-# Fine-tuning seeds: 1, 2, ... (--random_seed of each fine-tuning run).
-FIRST_FINE_TUNING_SEED = 1
-TRAINING_PROGRAMS = ("run_pretraining.py", "run_classifier.py", "run_squad.py", "run_lm.py")
-PROBE_FILES = ("ranks.jsonl", "summary.json", "rank_vs_length.png")
-
-
-@dataclasses.dataclass(frozen=True)
-class DataPaths:
-    """Where the data lives: --corpus, --mnli_dir, --squad_dir, --vocab_file."""
-
-    corpus: str
-    mnli_dir: str
-    squad_dir: str
-    vocab_file: str
-    do_lower_case: bool = True
 
 
 @dataclasses.dataclass(frozen=True)
@@ -50,6 +28,7 @@ class Step:
     flags: {flag: value}, exactly the entry point's flag names.
     outputs: files that exist only once the step is complete.
     seed: the fine-tuning seed, or None.
+    distributed: a training step, whose command line ends with the cluster's distribution flags.
     """
 
     name: str
@@ -59,6 +38,7 @@ class Step:
     flags: dict
     outputs: tuple
     seed: Optional[int] = None
+    distributed: bool = False
 
     def command_line(self, python="python", distribution_variable="DISTRIBUTION_FLAGS"):
         """The shell command; training steps end with "${DISTRIBUTION_FLAGS}" for the cluster's flags.
@@ -67,7 +47,7 @@ class Step:
         """
         words = [self.program] + ["--%s=%s" % (k, _flag_value(v)) for k, v in self.flags.items()]
         line = python + " " + " ".join(_shell_word(w) for w in words)
-        if distribution_variable and self.program in TRAINING_PROGRAMS:
+        if distribution_variable and self.distributed:
             line += " ${%s}" % distribution_variable
         return line
 
@@ -86,92 +66,3 @@ def _flag_value(value):
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)
-
-
-def config_path(output_dir, row):
-    return os.path.join(output_dir, "configs", "%s.json" % row.name)
-
-
-def probe_input_path(output_dir):
-    """Sentence pairs of the corpus that the attention-rank probe reads (driver.write_probe_input)."""
-    return os.path.join(output_dir, "data", "probe_input.txt")
-
-
-def checkpoint(directory, step):
-    return os.path.join(directory, "model.ckpt-%d" % step)
-
-
-def build(experiment, scale, paths, output_dir, num_seeds, dtype="float32"):
-    """All steps of `experiment` at `scale`, in the order they run.
-
-    Args:
-      experiment: experiments.Experiment.
-      scale: scales.Scale.
-      paths: DataPaths.
-      output_dir: where everything is written.
-      num_seeds: fine-tuning runs per row and task.
-      dtype: run_pretraining/run_classifier/run_squad --dtype.
-
-    Returns:
-      list of Step.
-    """
-    steps = []
-    data = {}
-    for stage in scale.stages:
-        data[stage.name] = os.path.join(output_dir, "data", "%s.tfrecord" % stage.name)
-        steps.append(Step(
-            "data/%s" % stage.name, "", "data", "create_pretraining_data.py", dict(
-                input_file=paths.corpus, output_file=data[stage.name], vocab_file=paths.vocab_file,
-                do_lower_case=paths.do_lower_case, max_seq_length=stage.max_seq_length,
-                max_predictions_per_seq=stage.max_predictions_per_seq, random_seed=PRETRAINING_SEED,
-                dupe_factor=scale.dupe_factor),
-            (data[stage.name],)))
-    for row in experiment.rows:
-        config_file = config_path(output_dir, row)
-        previous = None
-        for index, stage in enumerate(scale.stages):
-            directory = os.path.join(output_dir, row.name, stage.name)
-            last = index == len(scale.stages) - 1
-            flags = dict(
-                input_file=data[stage.name], output_dir=directory, bert_config_file=config_file,
-                do_train=True, do_eval=last, train_batch_size=scale.train_batch_size,
-                max_seq_length=stage.max_seq_length, max_predictions_per_seq=stage.max_predictions_per_seq,
-                num_train_steps=stage.num_train_steps, num_warmup_steps=stage.num_warmup_steps,
-                learning_rate=scale.learning_rate,
-                save_checkpoints_steps=min(scale.save_checkpoints_steps, stage.num_train_steps),
-                max_eval_steps=scale.max_eval_steps, random_seed=PRETRAINING_SEED, dtype=dtype)
-            if previous:
-                flags["init_checkpoint"] = previous
-            outputs = [checkpoint(directory, stage.num_train_steps) + ".index"]
-            if last:
-                outputs.append(os.path.join(directory, "eval_results.txt"))
-            steps.append(Step("%s/%s" % (row.name, stage.name), row.name, stage.name, "run_pretraining.py",
-                              flags, tuple(outputs)))
-            previous = checkpoint(directory, stage.num_train_steps)
-        probe_dir = os.path.join(output_dir, row.name, "probe")
-        probe_outputs = tuple(os.path.join(probe_dir, name) for name in PROBE_FILES)
-        steps.append(Step(
-            "%s/probe" % row.name, row.name, "probe", "probe_attention_rank.py", dict(
-                input_file=probe_input_path(output_dir), output_file=probe_outputs[0],
-                summary_file=probe_outputs[1], plot_file=probe_outputs[2], bert_config_file=config_file,
-                init_checkpoint=previous, vocab_file=paths.vocab_file, do_lower_case=paths.do_lower_case,
-                max_seq_length=scale.stages[0].max_seq_length),
-            probe_outputs))
-        fine_tuning = dict(vocab_file=paths.vocab_file, bert_config_file=config_file,
-                           init_checkpoint=previous, do_lower_case=paths.do_lower_case, dtype=dtype)
-        for seed in range(FIRST_FINE_TUNING_SEED, FIRST_FINE_TUNING_SEED + num_seeds):
-            mnli_dir = os.path.join(output_dir, row.name, "mnli_seed%d" % seed)
-            steps.append(Step(
-                "%s/mnli_seed%d" % (row.name, seed), row.name, "mnli", "run_classifier.py", dict(
-                    task_name="MNLI", data_dir=paths.mnli_dir, output_dir=mnli_dir, do_train=True,
-                    do_eval=True, random_seed=seed, **scale.mnli, **fine_tuning),
-                (os.path.join(mnli_dir, "eval_results.txt"),
-                 os.path.join(mnli_dir, "eval_results_mismatched.txt")), seed))
-            squad_dir = os.path.join(output_dir, row.name, "squad_seed%d" % seed)
-            steps.append(Step(
-                "%s/squad_seed%d" % (row.name, seed), row.name, "squad", "run_squad.py", dict(
-                    train_file=os.path.join(paths.squad_dir, "train-v1.1.json"),
-                    predict_file=os.path.join(paths.squad_dir, "dev-v1.1.json"), output_dir=squad_dir,
-                    do_train=True, do_predict=True, random_seed=seed, **scale.squad, **fine_tuning),
-                (os.path.join(squad_dir, "eval_results.json"),), seed))
-    return steps

@@ -14,27 +14,9 @@ import tf_keras
 from absl import logging
 
 
-def _programs():
-    """program -> (options class, run function); imported here: TensorFlow-heavy."""
-    from analysis import attention_rank
-    from pretraining_data import pipeline
-    from pretraining_data.instances import CreatePretrainingDataOptions
-    from training import classification, language_modeling, pretraining, squad, translation
-
-    return {
-        "create_pretraining_data.py": (CreatePretrainingDataOptions, pipeline.run),
-        "run_pretraining.py": (pretraining.PretrainingOptions, pretraining.run),
-        "run_classifier.py": (classification.ClassifierOptions, classification.run),
-        "run_squad.py": (squad.SquadOptions, squad.run),
-        "run_lm.py": (language_modeling.LmOptions, language_modeling.run),
-        "run_translation.py": (translation.NmtOptions, translation.run),
-        "probe_attention_rank.py": (attention_rank.ProbeAttentionRankOptions, attention_rank.run_from_options),
-    }
-
-
-def options_of(step):
+def options_of(step, programs):
     """The step's flags as its entry point's options object (what its command line parses to)."""
-    options_class, _ = _programs()[step.program]
+    options_class, _ = programs[step.program]
     return options_class(**step.flags)
 
 
@@ -44,18 +26,18 @@ def _duration(seconds):
         "%dm%02ds" % (seconds // 60, seconds % 60)
 
 
-def run(steps, before_step=None):
+def run(steps, programs, before_step=None):
     """Runs every unfinished step in order.
 
     Args:
       steps: list of plan.Step.
+      programs: {program: (options class, run function)}, the study's (Study.programs).
       before_step: called with each step before it runs (the driver writes
         the row configs there); may be None.
 
     Returns:
       (number of steps run, number skipped as finished).
     """
-    programs = _programs()
     started = time.time()
     ran = skipped = 0
     durations = []

@@ -13,8 +13,9 @@ import tensorflow as tf
 import modeling
 from classifier_data import features
 from classifier_data.data_processor import InputExample
-from serving import export, export_model
-from serving.export_model import ExportModelOptions
+from serving import export
+from training import export_model
+from training.export_model import ExportModelOptions
 import tokenization
 
 WORDS = ["the", "cat", "dog", "sat", "##s", "ran", "on", "a", "mat", "where", "is", "gold", ",", "."]

@@ -73,6 +73,8 @@ class TextInputs(tf.Module):
             or [UNK] (naming the file).
         """
         super().__init__(name=name)
+        # Here, not at the top: tensorflow-text loads only when a model is exported, not for every run that
+        # imports the exporter.
         from tokenization.fast_tokenization import FastFullTokenizer  # pylint: disable=import-outside-toplevel
 
         if max_seq_length < 3:

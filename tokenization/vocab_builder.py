@@ -36,9 +36,9 @@ from absl import logging
 from tensorflow_text.tools.wordpiece_vocab import bert_vocab_from_dataset
 
 import outputs
+from file_system.input_files import expand_input_files
 from options import Options, option
-from pretraining_data.documents import expand_input_files
-from pretraining_data.progress import format_duration
+from outputs.progress import format_duration
 from tokenization.fast_tokenization import FastFullTokenizer
 
 PAD, UNK, CLS, SEP, MASK = "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"

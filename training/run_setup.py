@@ -33,6 +33,21 @@ class BertConfigOptions(Options):
         None, "Attention head size; overrides the config's head_size.", minimum=1, new=True)
 
 
+def with_head_size(config, options, too_long=None):
+    """Any family's model config of the run: `config` with --head_size applied and, when the family has
+    learned positions (`too_long` given), --max_seq_length checked against max_position_embeddings.
+
+    Args:
+      options: with head_size and max_seq_length.
+      too_long: the message, formatted with (max_seq_length, max_position_embeddings).
+    """
+    if options.head_size is not None:
+        config = config.replace(head_size=options.head_size)
+    if too_long and options.max_seq_length > config.max_position_embeddings:
+        raise ValueError(too_long % (options.max_seq_length, config.max_position_embeddings))
+    return config
+
+
 def effective_config(options):
     """The BERT config of the run: --bert_config_file, with --head_size applied.
 
@@ -43,16 +58,9 @@ def effective_config(options):
       ValueError: when max_seq_length exceeds max_position_embeddings (the
         original's check and message).
     """
-    config = modeling.BertConfig.from_json_file(options.bert_config_file)
-    if options.head_size is not None:
-        config = config.replace(head_size=options.head_size)
-    if options.max_seq_length > config.max_position_embeddings:
-        raise ValueError(
-            "Cannot use sequence length %d because the BERT model was only trained up "
-            "to sequence length %d (--max_seq_length vs max_position_embeddings)."
-            % (options.max_seq_length, config.max_position_embeddings)
-        )
-    return config
+    return with_head_size(modeling.BertConfig.from_json_file(options.bert_config_file), options,
+                          "Cannot use sequence length %d because the BERT model was only trained up "
+                          "to sequence length %d (--max_seq_length vs max_position_embeddings).")
 
 
 def make_freezer(options, groups, num_layers, initializer_of):

@@ -34,7 +34,7 @@ from official.nlp.modeling import networks
 from tensorflow.core.protobuf import trackable_object_graph_pb2
 
 from modeling import activations
-from modeling.bert_model import create_initializer
+from modeling.initializers import create_initializer
 from modeling.checkpoint_conversion import original_format
 from modeling.checkpoint_conversion.converted_checkpoint import ConvertedCheckpoint
 from modeling.checkpoint_conversion.errors import ConversionError

@@ -5,10 +5,10 @@ no TensorFlow in the forward pass, float64 throughout. Tests compare our
 model, loaded from a checkpoint in the original layout, against it.
 """
 
-import math
-
 import numpy as np
 import tensorflow as tf
+
+from modeling.testing import numpy_layers
 
 
 def random_original_tensors(config, seed, num_labels=None, pretraining=True, squad=False):
@@ -20,15 +20,9 @@ def random_original_tensors(config, seed, num_labels=None, pretraining=True, squ
     Returns:
       dict {original name: float32 array}.
     """
-    rng = np.random.RandomState(seed)
+    w, gamma = numpy_layers.random_weights(seed)
     h, inner = config.hidden_size, config.intermediate_size
     nd = config.num_attention_heads * config.attention_head_size
-
-    def w(*shape, scale=0.2):
-        return (rng.standard_normal(shape) * scale).astype(np.float32)
-
-    def gamma(n):
-        return (1.0 + rng.standard_normal(n) * 0.1).astype(np.float32)
 
     t = {
         "bert/embeddings/word_embeddings": w(config.vocab_size, h, scale=0.5),
@@ -39,19 +33,8 @@ def random_original_tensors(config, seed, num_labels=None, pretraining=True, squ
     }
     for i in range(config.num_hidden_layers):
         p = "bert/encoder/layer_%d/" % i
-        for part in ("query", "key", "value"):
-            t[p + "attention/self/%s/kernel" % part] = w(h, nd, scale=0.3)
-            t[p + "attention/self/%s/bias" % part] = w(nd, scale=0.1)
-        t[p + "attention/output/dense/kernel"] = w(nd, h)
-        t[p + "attention/output/dense/bias"] = w(h, scale=0.1)
-        t[p + "attention/output/LayerNorm/gamma"] = gamma(h)
-        t[p + "attention/output/LayerNorm/beta"] = w(h, scale=0.1)
-        t[p + "intermediate/dense/kernel"] = w(h, inner)
-        t[p + "intermediate/dense/bias"] = w(inner, scale=0.1)
-        t[p + "output/dense/kernel"] = w(inner, h)
-        t[p + "output/dense/bias"] = w(h, scale=0.1)
-        t[p + "output/LayerNorm/gamma"] = gamma(h)
-        t[p + "output/LayerNorm/beta"] = w(h, scale=0.1)
+        numpy_layers.add_attention_tensors(t, p + "attention/self", p + "attention/output", h, nd, w, gamma)
+        numpy_layers.add_ffn_tensors(t, p, h, inner, w, gamma)
     t["bert/pooler/dense/kernel"] = w(h, h)
     t["bert/pooler/dense/bias"] = w(h, scale=0.1)
     if pretraining:
@@ -85,26 +68,7 @@ def write_tf1_checkpoint(prefix, tensors):
 
 
 def _layer_norm(x, gamma, beta):
-    mean = x.mean(-1, keepdims=True)
-    variance = ((x - mean) ** 2).mean(-1, keepdims=True)
-    return (x - mean) / np.sqrt(variance + 1e-12) * gamma + beta
-
-
-def _activation(name):
-    erf = np.vectorize(math.erf)
-    return {
-        "gelu": lambda x: 0.5 * x * (1.0 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3))),
-        "gelu_exact": lambda x: 0.5 * x * (1.0 + erf(x / math.sqrt(2.0))),
-        "relu": lambda x: np.maximum(x, 0.0),
-        "tanh": np.tanh,
-        "linear": lambda x: x,
-    }[name]
-
-
-def _softmax(x):
-    x = x - x.max(-1, keepdims=True)
-    e = np.exp(x)
-    return e / e.sum(-1, keepdims=True)
+    return numpy_layers.layer_norm(x, gamma, beta, 1e-12)
 
 
 def bert_forward(config, t, input_ids, input_mask, token_type_ids):
@@ -120,9 +84,9 @@ def bert_forward(config, t, input_ids, input_mask, token_type_ids):
       [batch, seq, H], pooled_output [batch, H]; float64.
     """
     t = {k: v.astype(np.float64) for k, v in t.items()}
-    batch, seq = input_ids.shape
+    seq = input_ids.shape[1]
     heads, size = config.num_attention_heads, config.attention_head_size
-    act = _activation(config.hidden_act)
+    act = numpy_layers.activation(config.hidden_act)
 
     x = (
         t["bert/embeddings/word_embeddings"][input_ids]
@@ -136,14 +100,7 @@ def bert_forward(config, t, input_ids, input_mask, token_type_ids):
     layers = []
     for i in range(config.num_hidden_layers):
         p = "bert/encoder/layer_%d/" % i
-
-        def project(part):
-            y = x @ t[p + "attention/self/%s/kernel" % part] + t[p + "attention/self/%s/bias" % part]
-            return y.reshape(batch, seq, heads, size).transpose(0, 2, 1, 3)
-
-        q, k, v = project("query"), project("key"), project("value")
-        scores = q @ k.transpose(0, 1, 3, 2) / math.sqrt(size) + adder
-        context = (_softmax(scores) @ v).transpose(0, 2, 1, 3).reshape(batch, seq, heads * size)
+        context = numpy_layers.attention_context(t, p + "attention/self", x, x, heads, size, adder=adder)
         attention = context @ t[p + "attention/output/dense/kernel"] + t[p + "attention/output/dense/bias"]
         attention = _layer_norm(
             attention + x,
@@ -168,7 +125,7 @@ def pretraining_heads_forward(config, t, sequence_output, pooled_output, masked_
     t = {k: v.astype(np.float64) for k, v in t.items()}
     batch = sequence_output.shape[0]
     gathered = sequence_output[np.arange(batch)[:, None], masked_lm_positions]
-    x = _activation(config.hidden_act)(
+    x = numpy_layers.activation(config.hidden_act)(
         gathered @ t["cls/predictions/transform/dense/kernel"]
         + t["cls/predictions/transform/dense/bias"]
     )

@@ -1,0 +1,37 @@
+"""Text-file flags: globs, comma lists, empty files and directories, non-UTF-8 bytes named."""
+
+import pytest
+
+from file_system import text_files
+
+
+def test_expands_globs_and_lists_in_order_without_duplicates(tmp_path):
+    for name in ("news.en-00002-of-00100", "news.en-00001-of-00100", "other.txt"):
+        (tmp_path / name).write_text("a sentence\n")
+    pattern = "%s/news.en-*,%s/other.txt,%s/news.en-00001-of-00100" % (tmp_path, tmp_path, tmp_path)
+    assert [p.rsplit("/", 1)[1] for p in text_files.expand(pattern, "--train_file")] == [
+        "news.en-00001-of-00100", "news.en-00002-of-00100", "other.txt"]
+
+
+def test_bad_patterns_are_named(tmp_path):
+    (tmp_path / "empty.txt").write_text("")
+    with pytest.raises(ValueError, match=r"^--eval_file: .*/none\*.txt matches no file\.$"):
+        text_files.expand(str(tmp_path / "none*.txt"), "--eval_file")
+    with pytest.raises(ValueError, match=r"^--eval_file: .*empty.txt is empty\.$"):
+        text_files.expand(str(tmp_path / "empty.txt"), "--eval_file")
+    with pytest.raises(ValueError, match=r"is a directory; expected text files \(a glob such as .*/\*\)"):
+        text_files.expand(str(tmp_path), "--train_file")
+    with pytest.raises(ValueError, match="--train_file is empty"):
+        text_files.expand(" , ", "--train_file")
+
+
+def test_sample_lines_skips_empty_lines_and_names_bad_bytes(tmp_path):
+    (tmp_path / "a.txt").write_text("one\n\n  two  \n")
+    (tmp_path / "b.txt").write_bytes(b"three\nfo\xffur\n")
+    files = [str(tmp_path / "a.txt"), str(tmp_path / "b.txt")]
+    assert text_files.sample_lines(files, 3, "--train_file") == ["one", "two", "three"]
+    with pytest.raises(ValueError, match=r"--train_file: .*b.txt line 2 is not UTF-8 \(byte 3\)"):
+        text_files.sample_lines(files, 10, "--train_file")
+    (tmp_path / "blank.txt").write_text("\n\n")
+    with pytest.raises(ValueError, match="hold no text"):
+        text_files.sample_lines([str(tmp_path / "blank.txt")], 10, "--train_file")

@@ -1,0 +1,257 @@
+"""The language-model experiments: Bhojanapalli et al. (2020) Figs. 1, 3a, 3b, 4 and Bogoychev (2021)'s LM study.
+
+Their rows and scales, and their plans: one run_lm.py command per row.
+
+Every row is a 6-layer `TransformerLm` (the lm1b_paper model, FFN 1024)
+differing in d, h, d_p (None: the standard d/h), the FFN width, or the
+groups kept frozen. The paper publishes these figures only as plots; each
+experiment carries what its text states, printed beside our numbers.
+
+"Matching the number of parameters" (paper 1): the fixed-head-size family
+grows by adding heads; its standard-rule partner with the same h grows d
+(Fig. 1) or the FFN (Fig. 3a) to the smallest value whose model has at least
+as many parameters, never below the paper's starting point (d = 256, FFN
+1024): with few heads the fixed model is the smaller one.
+
+Layout under --output_dir:
+  configs/<row>.json     the row's lm_config.json at this scale
+  <row>/                 run_lm.py: checkpoints, eval_results.txt, test_results.txt
+
+The first row learns the vocabulary (unless --vocab_file gives one) and the
+others read it from its output_dir, so every row scores the same sub-words.
+A row whose model and freezing equal an earlier row's (Fig. 1's and Fig. 3a's
+h = 8 pair) is run once and read twice.
+"""
+
+import dataclasses
+import os
+from typing import Optional
+
+from lm.config import LmConfig
+from lm.parameter_groups import count_parameters
+from reproduction.plan import Step
+from tokenization import sentencepiece_vocabulary as vocabulary_lib
+
+NUM_LAYERS = 6
+PAPER_VOCAB_SIZE = 32000
+LM_SEED = 12345
+RESULT_FILES = ("eval_results.txt", "test_results.txt")
+FREEZING_PRESETS = ("", "embeddings", "attention", "ffn", "embeddings,attention", "embeddings,ffn",
+                    "attention,ffn")
+
+
+@dataclasses.dataclass(frozen=True)
+class LmRow:
+    """One model of a figure: its shape (at paper scale), its family and the groups it freezes."""
+
+    name: str
+    hidden_size: int
+    num_heads: int
+    head_size: Optional[int] = None
+    intermediate_size: int = 1024
+    family: str = ""
+    freeze: str = ""
+
+    @property
+    def effective_head_size(self):
+        return self.head_size or self.hidden_size // self.num_heads
+
+    def label(self):
+        return "d=%d h=%d d_p=%d I=%d" % (self.hidden_size, self.num_heads, self.effective_head_size,
+                                          self.intermediate_size)
+
+
+@dataclasses.dataclass(frozen=True)
+class LmExperiment:
+    """A figure: rows, what varies (x axis), and what the paper says of it."""
+
+    name: str
+    title: str
+    rows: tuple
+    varies: str  # "num_heads", "head_size" or "freeze"
+    paper_statement: str
+
+
+@dataclasses.dataclass(frozen=True)
+class LmScale:
+    """How big every row is and how long it trains (run_lm.py flags)."""
+
+    name: str
+    num_layers: int
+    shrink: int  # d, d_p and the FFN are divided by it; h is kept.
+    vocab_size: int
+    max_seq_length: int
+    train_batch_size: int
+    num_train_steps: int
+    num_warmup_steps: int
+    learning_rate: float
+    learning_rate_schedule: str
+    save_checkpoints_steps: int
+    preset: Optional[str] = None  # run_lm.py --preset, when the scale is one.
+
+    def config(self, row):
+        """The row's LmConfig at this scale (vocab_size from the vocabulary).
+
+        A standard-rule row keeps d a multiple of h: d becomes the multiple of
+        h nearest to d / shrink (at least h).
+        """
+        hidden = row.hidden_size // self.shrink
+        if row.head_size is None:
+            hidden = row.num_heads * max(1, round(row.hidden_size / self.shrink / row.num_heads))
+        return LmConfig(hidden_size=hidden, num_hidden_layers=self.num_layers,
+                        num_attention_heads=row.num_heads,
+                        head_size=row.head_size // self.shrink if row.head_size else None,
+                        intermediate_size=row.intermediate_size // self.shrink,
+                        max_position_embeddings=max(self.max_seq_length, 256 // self.shrink))
+
+
+PAPER = LmScale(name="paper", num_layers=NUM_LAYERS, shrink=1, vocab_size=PAPER_VOCAB_SIZE, max_seq_length=256,
+                train_batch_size=128, num_train_steps=250000, num_warmup_steps=10000, learning_rate=0.1,
+                learning_rate_schedule="rsqrt", save_checkpoints_steps=10000, preset="lm1b_paper")
+# 2 layers, d, d_p and the FFN divided by 4, a 2k vocabulary; a few minutes per figure on 2 cores.
+TINY = LmScale(name="tiny", num_layers=2, shrink=4, vocab_size=2000, max_seq_length=64, train_batch_size=32,
+               num_train_steps=120, num_warmup_steps=12, learning_rate=2e-3, learning_rate_schedule="linear",
+               save_checkpoints_steps=1000)
+SCALES = {s.name: s for s in (PAPER, TINY)}
+
+
+def parameters(row, vocab_size=PAPER_VOCAB_SIZE):
+    """The row's parameter count at paper scale."""
+    return count_parameters(PAPER.config(row).replace(vocab_size=vocab_size))["total"]
+
+
+def matched_standard(fixed, grow, vocab_size=PAPER_VOCAB_SIZE, limit=None):
+    """The standard-rule row (d_p = d/h, same h) with at least `fixed`'s parameters.
+
+    Args:
+      grow: "hidden_size" (d in multiples of h from 256, up to `limit`) or
+        "intermediate_size" (the FFN in multiples of 64 from 1024).
+    """
+    target = parameters(fixed, vocab_size)
+    h = fixed.num_heads
+    if grow == "hidden_size":
+        first = -(-256 // h) * h
+        candidates = [LmRow("", d, h) for d in range(first, (limit or 4096) + 1, h)]
+    else:
+        candidates = [LmRow("", 256, h, intermediate_size=i) for i in range(1024, 1024 * 64, 64)]
+    for candidate in candidates:
+        if parameters(candidate, vocab_size) >= target:
+            return candidate
+    return candidates[-1]
+
+
+def _figure1():
+    rows = []
+    for h in (4, 8, 16, 32, 70):
+        fixed = LmRow("fixed_h%d" % h, 256, h, 32, family="fixed head size d_p=32")
+        standard = matched_standard(fixed, "hidden_size", limit=512)
+        rows += [fixed, dataclasses.replace(standard, name="standard_h%d" % h, family="standard d_p=d/h")]
+    return LmExperiment(
+        "lm_figure1", "Fig. 1: LM1B, fixed head size (d=256, d_p=32, more heads) vs standard d_p=d/h "
+        "(d grown to match parameters)", tuple(rows), "num_heads",
+        "Fixed-head-size models at d = 256 reach lower test perplexity than standard models up to "
+        "d = 512 with as many parameters, and improve monotonically with more heads.")
+
+
+def _figure3a():
+    rows = []
+    for h in (8, 16, 32, 64):
+        fixed = LmRow("fixed_h%d" % h, 256, h, 32, family="fixed head size d_p=32")
+        standard = matched_standard(fixed, "intermediate_size")
+        rows += [fixed, dataclasses.replace(standard, name="standard_h%d" % h, family="standard d_p=d/h, wider FFN")]
+    return LmExperiment(
+        "lm_figure3a", "Fig. 3a: LM1B at d=256, standard heads with a wider FFN vs fixed head size d_p=32",
+        tuple(rows), "num_heads",
+        "At h = 8 both models coincide; beyond 16 heads the standard model gets worse while the "
+        "fixed-head-size model keeps improving.")
+
+
+def _figure3b():
+    rows = tuple(LmRow("h%d_dp%d" % (h, dp), 256, h, dp, family="h=%d" % h) for h in (8, 16) for dp in (16, 32, 64))
+    return LmExperiment(
+        "lm_figure3b", "Fig. 3b: LM1B at d=256, head size varied at several head counts", rows, "head_size",
+        "A larger head size lowers perplexity at every head count.")
+
+
+def _figure4():
+    rows = []
+    for h in (4, 8, 16):
+        rows.append(LmRow("standard_h%d" % h, 32 * h, h, family="standard d=32h (d_p=32)"))
+        rows.append(LmRow("fixed_h%d" % h, 256, h, 32, family="fixed d=256, d_p=32"))
+    return LmExperiment(
+        "lm_figure4", "Fig. 4: LM1B, standard heads of size 32 by growing d=32h vs fixed d=256, d_p=32",
+        tuple(rows), "num_heads",
+        "Holding the head size at 32 by growing d also improves the standard model, at a larger "
+        "embedding size; the fixed model gets there at d = 256.")
+
+
+def _freezing_lm():
+    rows = tuple(LmRow(preset.replace(",", "+") or "none", 256, 8, 32, family="lm1b_paper model", freeze=preset)
+                 for preset in FREEZING_PRESETS)
+    return LmExperiment(
+        "freezing_lm", "Bogoychev (2021), language model: parameter groups frozen at their random "
+        "initialisation (the lm1b_paper model)", rows, "freeze",
+        "In language modelling trainable embeddings matter most for perplexity (unlike translation, "
+        "where a frozen random FFN costs least).")
+
+
+EXPERIMENTS = {e.name: e for e in (_figure1(), _figure3a(), _figure3b(), _figure4(), _freezing_lm())}
+
+
+@dataclasses.dataclass(frozen=True)
+class LmDataPaths:
+    """run_lm.py's data flags: text files (or a TFDS directory) and an optional SentencePiece model."""
+
+    train_file: str = None
+    eval_file: str = None
+    test_file: str = None
+    tfds_data_dir: str = None
+    vocab_file: str = None
+
+    def flags(self):
+        return {k: v for k, v in dataclasses.asdict(self).items() if v}
+
+
+def config_path(output_dir, row):
+    return os.path.join(output_dir, "configs", "%s.json" % row.name)
+
+
+def run_directories(experiment, scale, output_dir):
+    """{row name: the output_dir of its run}; identical rows share the first one's."""
+    seen, directories = {}, {}
+    for row in experiment.rows:
+        config = scale.config(row)
+        key = (config.replace(head_size=config.attention_head_size).to_json_string(), row.freeze)
+        directories[row.name] = seen.setdefault(key, os.path.join(output_dir, row.name))
+    return directories
+
+
+def build(experiment, scale, paths, output_dir, dtype="float32"):
+    """One run_lm.py step per distinct row, in order; returns list of plan.Step."""
+    directories = run_directories(experiment, scale, output_dir)
+    vocab_file = paths.vocab_file
+    steps = []
+    for row in experiment.rows:
+        directory = directories[row.name]
+        if directory != os.path.join(output_dir, row.name):
+            continue  # Read from the identical row's run.
+        flags = dict(paths.flags(), output_dir=directory, lm_config_file=config_path(output_dir, row),
+                     do_train=True, do_eval=True, do_predict=True, random_seed=LM_SEED, dtype=dtype)
+        if vocab_file:
+            flags["vocab_file"] = vocab_file
+        else:
+            flags["vocab_size"] = scale.vocab_size
+        if scale.preset:
+            flags["preset"] = scale.preset
+        else:
+            flags.update(max_seq_length=scale.max_seq_length, train_batch_size=scale.train_batch_size,
+                         num_train_steps=scale.num_train_steps, num_warmup_steps=scale.num_warmup_steps,
+                         learning_rate=scale.learning_rate, learning_rate_schedule=scale.learning_rate_schedule)
+        flags.update(save_checkpoints_steps=scale.save_checkpoints_steps, eval_batch_size=32)
+        if row.freeze:
+            flags["freeze"] = row.freeze
+        steps.append(Step(row.name, row.name, "lm", "run_lm.py", flags,
+                          tuple(os.path.join(directory, name) for name in RESULT_FILES), distributed=True))
+        if not vocab_file:
+            vocab_file = os.path.join(directory, vocabulary_lib.MODEL_FILE)
+    return steps

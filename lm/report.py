@@ -1,0 +1,129 @@
+"""Results of a language-model experiment: results.json's rows, results.md with the paper's words beside our
+numbers, and the PNG plot (matplotlib, Agg backend).
+
+Figs. 1, 3a and 4: test perplexity against heads and against parameters, one
+line per family. Fig. 3b: perplexity against head size, one line per head
+count. freezing_lm: a bar of perplexity per frozen preset, labelled with the
+trainable share of parameters.
+"""
+
+import json
+import os
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402  pylint: disable=wrong-import-position
+
+from freezing import PARAMETERS_FILE  # noqa: E402
+from lm import experiments as lm_experiments  # noqa: E402
+from lm.config import LmConfig  # noqa: E402
+from lm.parameter_groups import count_parameters  # noqa: E402
+from reproduction.summary import read_key_values as _read_key_values  # noqa: E402
+
+
+def collect(experiment, scale, output_dir):
+    """Every row's shape, parameters, trainable share and perplexities, from its run's files."""
+    directories = lm_experiments.run_directories(experiment, scale, output_dir)
+    rows = []
+    for row in experiment.rows:
+        directory = directories[row.name]
+        config = LmConfig.from_json_file(os.path.join(directory, "lm_config.json"))
+        with open(os.path.join(directory, PARAMETERS_FILE), encoding="utf-8") as f:
+            report = json.load(f)
+        evaluation = _read_key_values(os.path.join(directory, "eval_results.txt"))
+        test = _read_key_values(os.path.join(directory, "test_results.txt"))
+        rows.append(dict(
+            name=row.name, family=row.family, freeze=row.freeze, run_dir=directory,
+            hidden_size=row.hidden_size, num_heads=row.num_heads, head_size=row.effective_head_size,
+            intermediate_size=row.intermediate_size,
+            run_config=dict(hidden_size=config.hidden_size, head_size=config.attention_head_size,
+                            intermediate_size=config.intermediate_size, num_layers=config.num_hidden_layers),
+            params=dict(run_scale=count_parameters(config)["total"],
+                        paper_scale=lm_experiments.parameters(row)),
+            trainable_share=report["trainable_share"],
+            eval_perplexity=evaluation["perplexity"], test_perplexity=test["perplexity"],
+            test_bits_per_character=test["bits_per_character"], test_tokens=int(test["num_tokens"]),
+            global_step=int(test["global_step"])))
+    return dict(experiment=experiment.name, title=experiment.title, scale=scale.name, varies=experiment.varies,
+                paper_statement=experiment.paper_statement, rows=rows)
+
+
+def markdown(results, scale_note):
+    lines = ["# %s" % results["title"], "", scale_note, "",
+             "**What the paper states** (it publishes this figure only as a plot, so there are no "
+             "numbers to set beside ours): %s" % results["paper_statement"], "",
+             "Perplexity is per sub-word token (exp of the mean negative log-likelihood, end-of-sentence "
+             "included); bits per character compare across vocabularies. 'params (paper scale)' is the "
+             "row at 6 layers and a 32k vocabulary.", ""]
+    header = ["row", "family", "d", "h", "d_p", "FFN", "frozen", "params (ours)", "params (paper scale)",
+              "trainable", "eval ppl", "test ppl", "test bits/char"]
+    lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for row in results["rows"]:
+        run = row["run_config"]
+        cells = [row["name"], row["family"], "%d (%d)" % (row["hidden_size"], run["hidden_size"]), row["num_heads"],
+                 "%d (%d)" % (row["head_size"], run["head_size"]),
+                 "%d (%d)" % (row["intermediate_size"], run["intermediate_size"]), row["freeze"] or "—",
+                 "%.3fM" % (row["params"]["run_scale"] / 1e6), "%.1fM" % (row["params"]["paper_scale"] / 1e6),
+                 "%.1f%%" % (100 * row["trainable_share"]), "%.2f" % row["eval_perplexity"],
+                 "%.2f" % row["test_perplexity"], "%.3f" % row["test_bits_per_character"]]
+        lines.append("| " + " | ".join(str(c) for c in cells) + " |")
+    lines += ["", "Sizes are the paper's, with the run's own in parentheses."]
+    return "\n".join(lines) + "\n"
+
+
+def _families(rows):
+    return list(dict.fromkeys(row["family"] for row in rows))
+
+
+def _lines(ax, rows, x_of, xlabel, logx=False):
+    for family in _families(rows):
+        points = sorted((x_of(row), row["test_perplexity"]) for row in rows if row["family"] == family)
+        ax.plot(*zip(*points), "o-", label=family)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("test perplexity")
+    if logx:
+        ax.set_xscale("log", base=2)
+        ticks = sorted({x_of(row) for row in rows})
+        ax.set_xticks(ticks)
+        ax.set_xticklabels([str(t) for t in ticks])
+        ax.minorticks_off()
+    ax.grid(alpha=0.3)
+
+
+def _freezing(results, path):
+    rows = results["rows"]
+    figure, ax = plt.subplots(figsize=(9, 4.2))
+    names = [row["name"] for row in rows]
+    bars = ax.bar(names, [row["test_perplexity"] for row in rows], color="tab:blue")
+    for bar, row in zip(bars, rows):
+        ax.annotate("%.0f%% trainable" % (100 * row["trainable_share"]), (bar.get_x() + bar.get_width() / 2,
+                    bar.get_height()), ha="center", va="bottom", fontsize=8)
+    ax.set_ylabel("test perplexity")
+    ax.set_xlabel("frozen at random initialisation")
+    ax.tick_params(axis="x", labelrotation=20)
+    ax.set_title("%s\n(%s scale)" % (results["title"], results["scale"]), fontsize=9)
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+
+
+def plot(output_dir, results):
+    """Writes <experiment>.png in output_dir; returns its path."""
+    path = os.path.join(output_dir, "%s.png" % results["experiment"])
+    rows = results["rows"]
+    if results["varies"] == "freeze":
+        _freezing(results, path)
+        return path
+    figure, axes = plt.subplots(1, 2, figsize=(12, 4.2))
+    if results["varies"] == "head_size":
+        _lines(axes[0], rows, lambda row: row["head_size"], "head size d_p", logx=True)
+    else:
+        _lines(axes[0], rows, lambda row: row["num_heads"], "heads h", logx=True)
+    _lines(axes[1], rows, lambda row: row["params"]["run_scale"] / 1e6, "parameters (millions, as run)")
+    axes[0].legend(fontsize=8)
+    figure.suptitle("%s (%s scale)" % (results["title"], results["scale"]), fontsize=9)
+    figure.tight_layout(rect=(0, 0, 1, 0.93))
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    return path

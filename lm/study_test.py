@@ -1,0 +1,123 @@
+"""The language-model experiments of reproduce_paper_tables: rows, matching, plan, a micro run end to end."""
+
+import dataclasses
+import json
+import os
+import random
+
+import pytest
+
+from lm import experiments as lm_experiments, study as lm_study
+from lm.task import LmOptions
+from reproduction import runner
+import studies
+
+WORDS = "the a cat dog sat ran on mat log big small red blue and then it was seen by her".split()
+MICRO = dataclasses.replace(lm_experiments.TINY, num_layers=1, shrink=16, vocab_size=40, max_seq_length=16,
+                            train_batch_size=8, num_train_steps=4, num_warmup_steps=1)
+
+
+def _write_text(path, count, seed):
+    rng = random.Random(seed)
+    path.write_text("\n".join(" ".join(rng.choice(WORDS) for _ in range(rng.randint(3, 10)))
+                              for _ in range(count)) + "\n")
+    return str(path)
+
+
+@pytest.fixture
+def micro_text(tmp_path):
+    return dict(train_file=_write_text(tmp_path / "train.txt", 300, 1),
+                eval_file=_write_text(tmp_path / "eval.txt", 20, 2), test_file=_write_text(tmp_path / "test.txt", 20, 3))
+
+
+def _options(output_dir, **values):
+    return studies.ReproduceOptions(output_dir=str(output_dir), **dict(dict(scale="tiny"), **values))
+
+
+@pytest.mark.parametrize("name", ["lm_figure1", "lm_figure3a"])
+def test_standard_rows_are_the_smallest_with_as_many_parameters(name):
+    experiment = lm_experiments.EXPERIMENTS[name]
+    grow = "hidden_size" if name == "lm_figure1" else "intermediate_size"
+    step = {"hidden_size": None, "intermediate_size": 64}[grow]
+    for fixed, standard in zip(experiment.rows[::2], experiment.rows[1::2]):
+        assert fixed.head_size == 32 and standard.head_size is None and fixed.num_heads == standard.num_heads
+        target = lm_experiments.parameters(fixed)
+        ours = lm_experiments.parameters(standard)
+        smaller = dataclasses.replace(standard, **{grow: getattr(standard, grow) - (step or standard.num_heads)})
+        at_start = getattr(standard, grow) == {"hidden_size": (-(-256 // fixed.num_heads)) * fixed.num_heads,
+                                               "intermediate_size": 1024}[grow]
+        assert ours >= target or getattr(standard, grow) == 490  # h = 70: d capped at 512
+        assert at_start or lm_experiments.parameters(smaller) < target
+
+
+def test_paper_scale_counts_are_the_papers_range():
+    # The paper's LM1B models are roughly 12-30M parameters.
+    counts = [lm_experiments.parameters(row) for e in lm_experiments.EXPERIMENTS.values() for row in e.rows]
+    assert 6e6 < min(counts) and max(counts) < 30e6
+    assert lm_experiments.parameters(lm_experiments.EXPERIMENTS["freezing_lm"].rows[0]) == 13028608
+
+
+@pytest.mark.parametrize("name", sorted(lm_experiments.EXPERIMENTS))
+def test_every_plan_line_is_a_valid_run_lm_command(name, tmp_path):
+    written = studies.run(_options(tmp_path, experiment=name, scale="paper", dry_run=True))
+    steps_text = open(written["plan_sh"]).read()
+    steps = lm_experiments.build(lm_experiments.EXPERIMENTS[name], lm_experiments.PAPER,
+                                    lm_study.data_paths(_options(tmp_path, experiment=name, scale="paper",
+                                                                  dry_run=True)), str(tmp_path))
+    for step in steps:
+        options = runner.options_of(step, lm_study.LmStudy(name).programs())
+        assert isinstance(options, LmOptions) and options.preset == "lm1b_paper"
+        assert step.command_line(python='"${PYTHON}"') in steps_text
+    assert "${LM_TRAIN_FILE}" in steps_text and steps_text.count("--vocab_size=32000") == 1
+
+
+def test_a_figure_runs_end_to_end_then_resumes(monkeypatch, micro_text, tmp_path, caplog):
+    monkeypatch.setitem(lm_experiments.SCALES, "tiny", MICRO)
+    figure = lm_experiments.EXPERIMENTS["lm_figure4"]
+    monkeypatch.setitem(lm_experiments.EXPERIMENTS, "lm_figure4", dataclasses.replace(figure, rows=figure.rows[:4]))
+    written = studies.run(_options(tmp_path / "out", experiment="lm_figure4", **micro_text))
+    rows = {row["name"]: row for row in written["results"]["rows"]}
+    assert sorted(rows) == ["fixed_h4", "fixed_h8", "standard_h4", "standard_h8"]
+    # standard_h8 is fixed_h8's model (d = 32h = 256, d_p = 32): one run, read twice.
+    assert rows["standard_h8"]["run_dir"] == rows["fixed_h8"]["run_dir"]
+    assert rows["standard_h8"]["test_perplexity"] == rows["fixed_h8"]["test_perplexity"]
+    assert rows["standard_h4"]["run_config"]["hidden_size"] == 8 and rows["fixed_h4"]["run_config"]["hidden_size"] == 16
+    for row in rows.values():
+        assert 1 < row["test_perplexity"] < 40 and row["global_step"] == 4 and row["trainable_share"] == 1.0
+    # Every row scores the same sub-words: the first row's learned vocabulary.
+    assert len({row["test_tokens"] for row in rows.values()}) == 1
+    table = open(written["results_md"]).read()
+    assert "What the paper states" in table and "| test ppl |" in table and "Tiny scale" in table
+    with open(written["plot"], "rb") as f:
+        assert f.read(8) == b"\x89PNG\r\n\x1a\n"
+    assert json.loads(open(written["results_json"]).read()) == written["results"]
+    caplog.clear()
+    with caplog.at_level("INFO"):
+        again = studies.run(_options(tmp_path / "out", experiment="lm_figure4", **micro_text))
+    assert "Ran 0 steps, skipped 3 finished ones." in caplog.messages
+    assert again["results"] == written["results"]
+
+
+def test_freezing_lm_runs_and_draws_bars(monkeypatch, micro_text, tmp_path):
+    monkeypatch.setitem(lm_experiments.SCALES, "tiny", MICRO)
+    study = lm_experiments.EXPERIMENTS["freezing_lm"]
+    monkeypatch.setitem(lm_experiments.EXPERIMENTS, "freezing_lm", dataclasses.replace(study, rows=study.rows[:2]))
+    written = studies.run(_options(tmp_path / "out", experiment="freezing_lm", **micro_text))
+    none, embeddings = written["results"]["rows"]
+    assert none["freeze"] == "" and none["trainable_share"] == 1.0
+    assert embeddings["freeze"] == "embeddings" and 0 < embeddings["trainable_share"] < 1
+    assert os.path.exists(written["plot"])
+
+
+def test_tiny_scale_without_text_splits_the_sample_corpus(tmp_path):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("".join("line %d\n\n" % i for i in range(45)))
+    paths = lm_study.split_sample_text(str(corpus), str(tmp_path))
+    lines = {name: open(path).read().split("\n")[:-1] for name, path in paths.items()}
+    assert lines["eval"] == ["line 0", "line 20", "line 40"] and lines["test"] == ["line 1", "line 21", "line 41"]
+    assert len(lines["train"]) == 39
+
+
+def test_paper_scale_without_text_is_named(tmp_path):
+    with pytest.raises(ValueError, match="--experiment=lm_figure1 needs --eval_file, --test_file, or --tfds_data_dir"):
+        studies.run(_options(tmp_path, experiment="lm_figure1", scale="paper", train_file="x.txt"))

@@ -1,0 +1,233 @@
+"""The language-model run behind run_lm.py: train, resume, evaluate perplexity.
+
+`LmOptions` declares the command line (the original training flags under
+their names, then ours); `run(options)` reads the text, gets or learns the
+sub-word vocabulary, trains `TransformerLm` with the shared loop
+(training/trainer.py: checkpoints, exact resume, freezing, mixed precision,
+tf.distribute) and writes eval_results.txt (`--do_eval`, on --eval_file) and
+test_results.txt (`--do_predict`, on --test_file):
+
+  loss               mean negative log-likelihood per sub-word token (nats),
+                     over every real target token (eos included, padding not)
+  perplexity         exp(loss)
+  num_tokens         the tokens scored
+  bits_per_character loss * num_tokens / ln 2 / num_characters: comparable across
+                     vocabularies
+  num_characters     characters of the scored lines, one newline each
+  global_step
+"""
+
+import dataclasses
+import math
+from typing import Optional
+
+import tensorflow as tf
+from absl import logging
+
+from file_system import text_files
+from lm import dataset as lm_dataset, tfds_source
+from lm import model as transformer_lm
+from lm import presets as lm_presets
+from lm.config import LmConfig
+from lm.parameter_groups import PARAMETER_GROUPS
+from options import Options, option
+from tokenization import sentencepiece_vocabulary as vocabulary_lib
+from training import run_setup
+from training import trainer as trainer_lib
+from training.optimization import LEARNING_RATE_SCHEDULES
+from training.presets import apply_preset
+from training.training_options import EvaluationOptions, Schedule, TrainingOptions
+
+CONFIG_FILE = "lm_config.json"
+EVAL_LOG_BATCHES = 100
+
+
+@dataclasses.dataclass(kw_only=True)
+class LmTextOptions(Options):
+    """Where the language model's text lives (run_lm.py and reproduce_paper_tables.py's lm_* experiments)."""
+
+    train_file: Optional[str] = option(
+        None, "Training text, one sentence per line: files or globs, comma-separated (LM1B: "
+        ".../training-monolingual.tokenized.shuffled/news.en-*).", new=True)
+    eval_file: Optional[str] = option(
+        None, "Evaluation text for --do_eval (LM1B: .../heldout-monolingual.tokenized.shuffled/"
+        "news.en.heldout-00000-of-00050).", new=True)
+    test_file: Optional[str] = option(None, "Test text for --do_predict.", new=True)
+    tfds_data_dir: Optional[str] = option(
+        None, "A prepared TensorFlow Datasets directory holding lm1b: its train split trains, its "
+        "test split evaluates and tests, unless the file flags are given. Never downloads.", new=True)
+
+
+@dataclasses.dataclass(kw_only=True)
+class LmOptions(TrainingOptions, EvaluationOptions, LmTextOptions):
+    """The run_lm.py flags: the original training flags, then ours."""
+
+    do_predict: bool = option(False, "Whether to score the test set (--test_file) into test_results.txt.")
+    num_train_steps: int = option(100000, "Number of training steps.", minimum=1)
+    num_warmup_steps: int = option(10000, "Number of warmup steps.", minimum=0)
+    max_seq_length: int = option(
+        256, "The maximum sequence length in sub-word tokens (with bos/eos); longer lines are split.",
+        minimum=2)
+    vocab_file: Optional[str] = option(
+        None, "A SentencePiece model (.model). Without it a vocabulary of --vocab_size pieces is "
+        "learned from the training text and saved as output_dir/spm.model.")
+    vocab_size: int = option(32000, "Pieces of the vocabulary learned when there is no --vocab_file.",
+                             minimum=5, new=True)
+    lm_config_file: Optional[str] = option(
+        None, "JSON of the model: hidden_size, num_hidden_layers, num_attention_heads, head_size, "
+        "intermediate_size, hidden_dropout_prob, attention_probs_dropout_prob, tie_embeddings, "
+        "hidden_act, max_position_embeddings. Keys left out take the lm1b_paper model's values.",
+        new=True)
+    head_size: Optional[int] = option(
+        None, "Attention head size; overrides the config's head_size.", minimum=1, new=True)
+    preset: Optional[str] = option(
+        None, "lm1b_paper: the LM1B model and schedule of Bhojanapalli et al. (2020); flags given "
+        "on the command line win.", choices=tuple(lm_presets.PRESETS), new=True)
+    learning_rate_schedule: str = option(
+        "linear", "linear: BERT's warm-up then linear decay to 0; rsqrt: tensor2tensor's warm-up then "
+        "1/sqrt(step) decay, scaled by 1/sqrt(hidden_size); inverse_sqrt: warm-up to "
+        "--learning_rate then sqrt(warm-up/step) decay.", choices=LEARNING_RATE_SCHEDULES, new=True)
+
+    def validate(self):
+        if not (self.do_train or self.do_eval or self.do_predict):
+            raise ValueError("At least one of `--do_train`, `--do_eval` or `--do_predict` must be True.")
+        super().validate()
+        for mode, flag in (("do_train", "train_file"), ("do_eval", "eval_file"), ("do_predict", "test_file")):
+            if getattr(self, mode) and not getattr(self, flag) and not self.tfds_data_dir:
+                raise ValueError("--%s needs --%s (or --tfds_data_dir)." % (mode, flag))
+
+
+def effective_config(options):
+    """The run's LmConfig: --lm_config_file over the lm1b_paper model, then --head_size.
+
+    Raises:
+      ValueError: for a bad config file, or --max_seq_length beyond max_position_embeddings.
+    """
+    config = LmConfig.from_json_file(options.lm_config_file) if options.lm_config_file else LmConfig()
+    return run_setup.with_head_size(config, options,
+                                    "--max_seq_length=%d exceeds the model's max_position_embeddings %d.")
+
+
+def sources(options):
+    """{mode: line source} of the modes the run does; every file is checked here, before any model."""
+    found = {}
+    for mode, wanted, flag, split in (("train", options.do_train, "train_file", "train"),
+                                      ("eval", options.do_eval, "eval_file", "test"),
+                                      ("test", options.do_predict, "test_file", "test")):
+        if not wanted:
+            continue
+        if getattr(options, flag):
+            found[mode] = lm_dataset.TextFiles(text_files.expand(getattr(options, flag), "--" + flag))
+        else:
+            found[mode] = tfds_source.TfdsSplit(options.tfds_data_dir, split)
+        logging.info("%s text: %s", mode, found[mode].describe())
+    return found
+
+
+def summed_nll(outputs, batch):
+    """(summed negative log-likelihood of the real target tokens, their number) of a batch."""
+    weights = tf.cast(batch["input_mask"], tf.float32)
+    nll = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=batch["target_ids"], logits=outputs["logits"])
+    return tf.reduce_sum(nll * weights), tf.reduce_sum(weights)
+
+
+def lm_losses(outputs, batch):
+    """{"loss": mean NLL per real target token, "target_tokens": their number} of a batch."""
+    total, tokens = summed_nll(outputs, batch)
+    return dict(loss=total / tf.maximum(tokens, 1.0), target_tokens=tokens)
+
+
+def _model_inputs(batch):
+    return dict(input_ids=batch["input_ids"], input_mask=batch["input_mask"])
+
+
+def lm_task(options, config, vocabulary, train_source):
+    return trainer_lib.Task(
+        build_model=lambda: transformer_lm.build_lm(transformer_lm.TransformerLm(config)),
+        make_dataset=lambda batch_size, context: lm_dataset.training_dataset(
+            train_source, vocabulary, options.max_seq_length, batch_size, options.random_seed, context),
+        model_inputs=_model_inputs,
+        compute_losses=lm_losses,
+        loss_names=("loss", "target_tokens"),
+        records={CONFIG_FILE: config.to_json_string()},
+        tokens_name="target_tokens",
+    )
+
+
+def score(model, batches):
+    """Sums over `batches`: (negative log-likelihood in nats, tokens, characters), as Python numbers."""
+
+    @tf.function(reduce_retracing=True)
+    def step(batch):
+        total, tokens = summed_nll(model(_model_inputs(batch), training=False), batch)
+        return total, tokens, tf.reduce_sum(batch["num_chars"])
+
+    total_nll, tokens, chars = 0.0, 0, 0
+    for index, batch in enumerate(batches, 1):
+        nll, count, num_chars = step(batch)
+        total_nll += float(nll)
+        tokens += int(count)
+        chars += int(num_chars)
+        if index % EVAL_LOG_BATCHES == 0:
+            logging.info("Scored %d batches, %d tokens: loss so far %.4f.", index, tokens, total_nll / tokens)
+    return total_nll, tokens, chars
+
+
+def evaluate(options, config, vocabulary, strategy, source, trainer, mode):
+    """Scores `source` with the trained model (else the newest checkpoint, else --init_checkpoint).
+
+    Writes eval_results.txt (mode "eval") or test_results.txt (mode "test"),
+    and the same values to TensorBoard under output_dir/<mode>.
+
+    Returns:
+      dict of the results.
+    """
+    model, step = run_setup.model_to_evaluate(
+        options, strategy, lambda: transformer_lm.build_lm(transformer_lm.TransformerLm(config)), trainer)
+    batches = lm_dataset.evaluation_dataset(source, vocabulary, options.max_seq_length, options.eval_batch_size)
+    total_nll, tokens, chars = score(model, batches)
+    if not tokens:
+        raise ValueError("%s holds no text to score." % source.describe())
+    loss = total_nll / tokens
+    results = dict(loss=loss, perplexity=math.exp(min(loss, 700.0)), num_tokens=tokens,
+                   bits_per_character=total_nll / math.log(2) / chars, num_characters=chars,
+                   global_step=step)
+    run_setup.write_eval_results(options.output_dir, results, "%s_results.txt" % mode)
+    run_setup.write_eval_summaries(options.output_dir, results, step, name=mode)
+    return results
+
+
+def run(options, callbacks=(), given=None):
+    """The whole run: validate, read, train and/or score.
+
+    Args:
+      options: LmOptions.
+      callbacks: passed to the training loop (trainer.train).
+      given: the flags given on the command line (a preset fills the others);
+        default: those that differ from their defaults.
+
+    Returns:
+      {"eval": results, "test": results} for the modes run.
+    """
+    options = apply_preset(options, lm_presets.PRESETS, given)
+    options.validate()
+    config = effective_config(options)
+    found = sources(options)
+    freezer = run_setup.make_freezer(options, PARAMETER_GROUPS, config.num_hidden_layers,
+                                     transformer_lm.initializers(config))
+    strategy = run_setup.prepare(options)
+    vocabulary = vocabulary_lib.get(options.vocab_file, options.vocab_size, found.get("train"), options.output_dir)
+    config = vocabulary_lib.fit_vocabulary(config, vocabulary)
+    logging.info("Model: %s", config)
+    trainer = None
+    if options.do_train:
+        schedule = Schedule(options.num_train_steps, options.num_warmup_steps, options.learning_rate_schedule,
+                            config.hidden_size)
+        trainer = trainer_lib.train(options, schedule, strategy, lm_task(options, config, vocabulary, found["train"]),
+                                    freezer, callbacks)
+    results = {}
+    for mode in ("eval", "test"):
+        if mode in found:
+            results[mode] = evaluate(options, config, vocabulary, strategy, found[mode], trainer, mode)
+    return results
+

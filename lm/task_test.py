@@ -1,0 +1,230 @@
+"""run_lm.py's library: training, perplexity, presets, freezing, resume, data layouts and bad input."""
+
+import json
+import math
+import os
+import random
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from lm import dataset as lm_dataset
+from lm import task
+from lm.parameter_groups import PARAMETER_GROUPS
+from tokenization import sentencepiece_vocabulary as vocabulary_lib
+from training.testing.summaries import read_scalars
+
+WORDS = ("the cat dog sat ran on a mat log big small red blue quickly slowly and then it was "
+         "seen by her him they we saw").split()
+PRESETS = ["embeddings", "attention", "ffn", "embeddings,attention", "embeddings,ffn", "attention,ffn"]
+
+
+def _sentences(count, seed):
+    rng = random.Random(seed)
+    return [" ".join(rng.choice(WORDS) for _ in range(rng.randint(3, 12))) for _ in range(count)]
+
+
+@pytest.fixture(scope="module")
+def text(tmp_path_factory):
+    """train.txt, eval.txt, a learned 48-piece vocabulary and a tiny model config."""
+    root = tmp_path_factory.mktemp("lm_text")
+    (root / "train.txt").write_text("\n".join(_sentences(400, 1)) + "\n")
+    (root / "eval.txt").write_text("\n".join(_sentences(40, 2)) + "\n")
+    vocabulary_lib.learn(_sentences(400, 1), 48, str(root))
+    config = dict(hidden_size=16, num_hidden_layers=2, num_attention_heads=2, head_size=8,
+                  intermediate_size=32, max_position_embeddings=32)
+    (root / "lm.json").write_text(json.dumps(config))
+    return root
+
+
+def _options(text, output_dir, **overrides):
+    values = dict(train_file=str(text / "train.txt"), eval_file=str(text / "eval.txt"),
+                  vocab_file=str(text / vocabulary_lib.MODEL_FILE), lm_config_file=str(text / "lm.json"),
+                  output_dir=str(output_dir), do_train=True, do_eval=True, max_seq_length=16,
+                  train_batch_size=8, eval_batch_size=8, num_train_steps=4, num_warmup_steps=1,
+                  learning_rate=1e-2, save_checkpoints_steps=2, iterations_per_loop=2, log_steps=2)
+    values.update(overrides)
+    return task.LmOptions(**values)
+
+
+def _read_results(path):
+    with open(path) as f:
+        return dict(line.strip().split(" = ") for line in f)
+
+
+def test_training_lowers_perplexity_and_writes_results(text, tmp_path):
+    before = task.run(_options(text, tmp_path / "short", num_train_steps=1))["eval"]
+    after = task.run(_options(text, tmp_path / "long", num_train_steps=40, save_checkpoints_steps=20,
+                            iterations_per_loop=20, log_steps=20, do_predict=True,
+                            test_file=str(text / "eval.txt")))
+    assert after["eval"]["perplexity"] < 0.7 * before["perplexity"]
+    assert after["eval"]["perplexity"] == pytest.approx(math.exp(after["eval"]["loss"]))
+    written = _read_results(tmp_path / "long" / "eval_results.txt")
+    assert sorted(written) == ["bits_per_character", "global_step", "loss", "num_characters", "num_tokens",
+                               "perplexity"]
+    assert int(written["global_step"]) == 40
+    # Every line is scored: its tokens plus eos, its characters plus a newline.
+    lines = (text / "eval.txt").read_text().splitlines()
+    processor = vocabulary_lib.load(str(text / vocabulary_lib.MODEL_FILE)).processor()
+    assert int(written["num_tokens"]) == sum(len(processor.EncodeAsIds(line)) + 1 for line in lines)
+    assert int(written["num_characters"]) == sum(len(line) + 1 for line in lines)
+    assert _read_results(tmp_path / "long" / "test_results.txt") == written
+    assert read_scalars(str(tmp_path / "long" / "eval"))["perplexity"][0] == 40
+    assert "tokens_per_second" in read_scalars(str(tmp_path / "long"))
+    assert os.path.exists(tmp_path / "long" / "lm_config.json")
+
+
+class _UniformModel:
+    """Zero logits: every token has probability 1/V, so perplexity is exactly V."""
+
+    def __init__(self, vocab_size):
+        self.vocab_size = vocab_size
+
+    def __call__(self, inputs, training=False):
+        shape = tf.shape(inputs["input_ids"])
+        return dict(logits=tf.zeros([shape[0], shape[1], self.vocab_size]))
+
+
+def test_scoring_a_uniform_model_gives_vocab_size_perplexity(text):
+    vocabulary = vocabulary_lib.load(str(text / vocabulary_lib.MODEL_FILE))
+    source = lm_dataset.TextFiles([str(text / "eval.txt")])
+    nll, tokens, chars = task.score(_UniformModel(48), lm_dataset.evaluation_dataset(source, vocabulary, 16, 8))
+    assert nll / tokens == pytest.approx(math.log(48), rel=1e-6)
+    assert math.exp(nll / tokens) == pytest.approx(48, rel=1e-5)
+    # log2(48) bits per token, spread over the characters.
+    assert nll / math.log(2) / chars == pytest.approx(tokens * math.log2(48) / chars, rel=1e-6)
+
+
+def test_losses_on_a_hand_computed_batch():
+    logits = tf.math.log(tf.constant([[[0.5, 0.25, 0.25], [0.1, 0.8, 0.1], [1 / 3, 1 / 3, 1 / 3]]]))
+    batch = dict(target_ids=tf.constant([[0, 1, 2]]), input_mask=tf.constant([[1, 1, 0]]))
+    losses = task.lm_losses(dict(logits=logits), batch)
+    assert float(losses["loss"]) == pytest.approx((-math.log(0.5) - math.log(0.8)) / 2, rel=1e-6)
+    assert float(losses["target_tokens"]) == 2
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+def test_freezing_presets_keep_frozen_groups_bitwise(text, tmp_path, preset):
+    out = tmp_path / preset.replace(",", "_")
+    task.run(_options(text, out, freeze=preset, do_eval=False))
+    start = tf.train.load_checkpoint(str(out / "model.ckpt-2"))
+    end = tf.train.load_checkpoint(str(out / "model.ckpt-4"))
+    frozen = set(preset.split(","))
+    checked = 0
+    for name in end.get_variable_to_shape_map():
+        if name == "global_step" or name.endswith(("/adam_m", "/adam_v")):
+            continue
+        group = PARAMETER_GROUPS.group_of(name)[0]
+        same = np.array_equal(start.get_tensor(name), end.get_tensor(name))
+        assert same == (group in frozen), name
+        checked += 1
+    assert checked > 20
+    report = json.loads((out / "parameters.json").read_text())
+    assert report["flags"]["freeze"] == preset and 0 < report["trainable_share"] < 1
+
+
+def test_seed_only_frozen_checkpoints_load_for_evaluation(text, tmp_path):
+    out = tmp_path / "seeded"
+    trained = task.run(_options(text, out, freeze="ffn", save_frozen="seed"))["eval"]
+    names = tf.train.load_checkpoint(str(out / "model.ckpt-4")).get_variable_to_shape_map()
+    assert not any("/intermediate/" in name for name in names)
+    assert os.path.exists(str(out / "model.ckpt-4.frozen.json"))
+    again = task.run(_options(text, out, freeze="ffn", save_frozen="seed", do_train=False))["eval"]
+    assert again["loss"] == pytest.approx(trained["loss"], rel=1e-6)
+
+
+class _Crash(Exception):
+    pass
+
+
+def test_resume_after_a_crash_is_exact(text, tmp_path):
+    runs = dict(num_train_steps=6, save_checkpoints_steps=3, iterations_per_loop=2, do_eval=False)
+    task.run(_options(text, tmp_path / "straight", **runs))
+
+    def crash_after_step_4(step):
+        if step == 4:
+            raise _Crash()
+
+    with pytest.raises(_Crash):
+        task.run(_options(text, tmp_path / "resumed", **runs), callbacks=[crash_after_step_4])
+    task.run(_options(text, tmp_path / "resumed", **runs))
+    a = tf.train.load_checkpoint(str(tmp_path / "straight" / "model.ckpt-6"))
+    b = tf.train.load_checkpoint(str(tmp_path / "resumed" / "model.ckpt-6"))
+    names = sorted(a.get_variable_to_shape_map())
+    assert names == sorted(b.get_variable_to_shape_map())
+    for name in names:
+        np.testing.assert_array_equal(a.get_tensor(name), b.get_tensor(name), err_msg=name)
+
+
+def test_learns_and_reuses_a_vocabulary(text, tmp_path):
+    out = tmp_path / "learned"
+    task.run(_options(text, out, vocab_file=None, vocab_size=40, num_train_steps=2))
+    vocabulary = vocabulary_lib.load(str(out / vocabulary_lib.MODEL_FILE))
+    assert vocabulary.size == 40 and (out / vocabulary_lib.VOCAB_LIST_FILE).read_text().count("\n") == 40
+    assert '"vocab_size": 40' in (out / "lm_config.json").read_text()
+    first = (out / vocabulary_lib.MODEL_FILE).read_bytes()
+    task.run(_options(text, out, vocab_file=None, vocab_size=40, num_train_steps=4))  # resumes
+    assert (out / vocabulary_lib.MODEL_FILE).read_bytes() == first
+
+
+def test_reads_the_lm1b_layout(text, tmp_path):
+    train_dir = tmp_path / "1-billion-word-language-modeling-benchmark-r13output" / \
+        "training-monolingual.tokenized.shuffled"
+    heldout_dir = train_dir.parent / "heldout-monolingual.tokenized.shuffled"
+    train_dir.mkdir(parents=True)
+    heldout_dir.mkdir()
+    sentences = _sentences(200, 3)
+    for shard in range(2):
+        (train_dir / ("news.en-%05d-of-00100" % (shard + 1))).write_text("\n".join(sentences[shard::2]) + "\n")
+    (heldout_dir / "news.en.heldout-00000-of-00050").write_text("\n".join(_sentences(20, 4)) + "\n")
+    results = task.run(_options(text, tmp_path / "out", train_file=str(train_dir / "news.en-*"),
+                              eval_file=str(heldout_dir / "news.en.heldout-00000-of-00050"), num_train_steps=2))
+    assert results["eval"]["num_tokens"] > 20
+
+
+def test_reads_prepared_tfds_lm1b_when_there_is_one():
+    data_dir = os.environ.get("LM1B_TFDS_DATA_DIR")
+    if not data_dir:
+        pytest.skip("No prepared TFDS lm1b here (set LM1B_TFDS_DATA_DIR to a directory holding one); "
+                    "this machine cannot download it.")
+    from lm import tfds_source  # pylint: disable=import-outside-toplevel
+    assert tfds_source.TfdsSplit(data_dir, "test").sample_lines(5)
+
+
+def test_tfds_directory_without_lm1b_is_a_clear_error(tmp_path):
+    from lm import tfds_source  # pylint: disable=import-outside-toplevel
+    with pytest.raises(ValueError, match="--tfds_data_dir=.* holds no prepared lm1b dataset .*nothing is downloaded"):
+        tfds_source.TfdsSplit(str(tmp_path), "train")
+
+
+@pytest.mark.parametrize("overrides, message", [
+    (dict(preset="lm1b_large"), "--preset=lm1b_large is not known; expected one of lm1b_paper"),
+    (dict(train_file=None), "--do_train needs --train_file"),
+    (dict(train_file="/nonexistent/news.en-*"), "--train_file: /nonexistent/news.en-\\* matches no file"),
+    (dict(max_seq_length=64), "--max_seq_length=64 exceeds the model's max_position_embeddings 32"),
+    (dict(freeze="atention"), "did you mean attention"),
+    (dict(vocab_file="/nonexistent.model"), "--vocab_file=/nonexistent.model does not exist"),
+    (dict(do_train=False, do_eval=False), "At least one of `--do_train`"),
+])
+def test_bad_input_errors(text, tmp_path, overrides, message):
+    with pytest.raises(ValueError, match=message):
+        task.run(_options(text, tmp_path / "out", **overrides))
+
+
+def test_empty_file_and_vocabulary_mismatch_are_named(text, tmp_path):
+    empty = tmp_path / "empty.txt"
+    empty.write_text("")
+    with pytest.raises(ValueError, match="--eval_file: .*empty.txt is empty"):
+        task.run(_options(text, tmp_path / "a", eval_file=str(empty)))
+    config = tmp_path / "lm.json"
+    config.write_text('{"vocab_size": 100, "hidden_size": 16, "num_attention_heads": 2, "num_hidden_layers": 1}')
+    with pytest.raises(ValueError, match="vocab_size 100 does not fit the vocabulary .*spm.model \\(48 pieces\\)"):
+        task.run(_options(text, tmp_path / "b", lm_config_file=str(config)))
+    not_a_model = tmp_path / "vocab.txt"
+    not_a_model.write_text("[PAD]\nthe\n")
+    with pytest.raises(ValueError, match="vocab.txt is not a SentencePiece model"):
+        task.run(_options(text, tmp_path / "c", vocab_file=str(not_a_model)))
+    with pytest.raises(ValueError, match="--vocab_size=5000 cannot be learned from the training text: "
+                                         "Vocabulary size too high"):
+        task.run(_options(text, tmp_path / "d", vocab_file=None, vocab_size=5000))

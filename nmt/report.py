@@ -1,0 +1,99 @@
+"""Results of `freezing_nmt`: results.json's rows, results.md with the paper's findings beside ours, and the plot."""
+
+import json
+import os
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402  pylint: disable=wrong-import-position
+
+from freezing import PARAMETERS_FILE  # noqa: E402
+from nmt.config import NmtConfig  # noqa: E402
+from nmt.parameter_groups import count_parameters  # noqa: E402
+from nmt import experiments as nmt_experiments  # noqa: E402
+from reproduction.summary import read_key_values as _read_key_values  # noqa: E402
+
+TITLE = "Bogoychev (2021), translation: parameter groups frozen at their random initialisation"
+
+
+def collect(scale, output_dir):
+    """Every row's model, trainable share, BLEU, chrF and epochs to its best dev BLEU, from its run's files."""
+    rows = []
+    for row in nmt_experiments.rows(scale):
+        directory = nmt_experiments.directory_of(output_dir, row)
+        config = NmtConfig.from_json_file(os.path.join(directory, "nmt_config.json"))
+        with open(os.path.join(directory, PARAMETERS_FILE), encoding="utf-8") as f:
+            report = json.load(f)
+        dev = _read_key_values(os.path.join(directory, "eval_results.txt"))
+        test = _read_key_values(os.path.join(directory, "test_results.txt"))
+        paper_config = nmt_experiments.PAPER.config(row).replace(vocab_size=nmt_experiments.PAPER_VOCAB_SIZE)
+        rows.append(dict(
+            name=row.name, preset=row.preset, freeze=row.freeze, run_dir=directory,
+            ffn_divisor=row.ffn_divisor, head_size_divisor=row.head_size_divisor,
+            run_config=dict(hidden_size=config.hidden_size, head_size=config.attention_head_size,
+                            intermediate_size=config.intermediate_size,
+                            layers="%d+%d" % (config.num_encoder_layers, config.num_decoder_layers)),
+            params=dict(run_scale=count_parameters(config)["total"],
+                        paper_scale=count_parameters(paper_config)["total"]),
+            trainable_share=report["trainable_share"],
+            paper_scale_trainable_share=nmt_experiments.trainable_share(paper_config, row.freeze),
+            dev_bleu=dev["bleu"], dev_chrf=dev["chrf"], test_bleu=test["bleu"], test_chrf=test["chrf"],
+            test_perplexity=test["perplexity"], best_step=int(dev.get("best_step", dev["global_step"])),
+            epochs_to_best=dev.get("best_epochs", dev["epochs"]), global_step=int(dev["global_step"])))
+    baselines = {row["preset"]: row["test_bleu"] for row in rows if not row["freeze"]}
+    for row in rows:
+        base = baselines.get(row["preset"])
+        row["share_of_baseline_bleu"] = row["test_bleu"] / base if base else None
+    return dict(experiment="freezing_nmt", title=TITLE, scale=scale.name, paper_statement=nmt_experiments.PAPER_STATEMENT,
+                rows=rows)
+
+
+def markdown(results, scale_note):
+    lines = ["# %s" % results["title"], "", scale_note, "",
+             "**What the paper states** (its tables are not in any public text we can reach; these are its "
+             "words): %s" % results["paper_statement"], "",
+             "BLEU and chrF are sacreBLEU's on the detokenized beam-search output of the checkpoint with "
+             "the best dev BLEU; 'epochs' are the passes over the training pairs up to that checkpoint; "
+             "'of baseline' is the row's test BLEU over its preset's unfrozen row's.", ""]
+    header = ["row", "frozen", "d (d_p, FFN), layers", "params (ours)", "params (paper scale)", "trainable",
+              "trainable (paper scale)", "dev BLEU", "test BLEU", "of baseline", "test chrF", "epochs"]
+    lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for row in results["rows"]:
+        run = row["run_config"]
+        share = row["share_of_baseline_bleu"]
+        cells = [row["name"], row["freeze"] or "—",
+                 "%d (%d, %d), %s" % (run["hidden_size"], run["head_size"], run["intermediate_size"], run["layers"]),
+                 "%.2fM" % (row["params"]["run_scale"] / 1e6), "%.1fM" % (row["params"]["paper_scale"] / 1e6),
+                 "%.1f%%" % (100 * row["trainable_share"]), "%.1f%%" % (100 * row["paper_scale_trainable_share"]),
+                 "%.2f" % row["dev_bleu"], "%.2f" % row["test_bleu"],
+                 "—" if share is None else "%.0f%%" % (100 * share), "%.1f" % row["test_chrf"],
+                 "%.2f" % row["epochs_to_best"]]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def plot(output_dir, results):
+    """freezing_nmt.png: test BLEU against the trainable share, one colour per preset; returns its path."""
+    path = os.path.join(output_dir, "freezing_nmt.png")
+    figure, ax = plt.subplots(figsize=(9, 5))
+    for preset in dict.fromkeys(row["preset"] for row in results["rows"]):
+        points = [row for row in results["rows"] if row["preset"] == preset]
+        ax.scatter([100 * r["trainable_share"] for r in points], [r["test_bleu"] for r in points], label=preset)
+        # Labels alternate above and below their points, so that neighbours do not overlap.
+        for index, r in enumerate(sorted(points, key=lambda r: r["trainable_share"])):
+            label = (r["freeze"] or "none").replace(",", "+")
+            if r["ffn_divisor"] > 1 or r["head_size_divisor"] > 1:
+                label += " (%s)" % r["name"].split("/")[-1].replace("_", " ")
+            ax.annotate(label, (100 * r["trainable_share"], r["test_bleu"]), fontsize=7,
+                        xytext=(3, 4 if index % 2 == 0 else -11), textcoords="offset points")
+    ax.set_xlim(-2, 118)  # room for the labels of the rows at 100%
+    ax.set_xlabel("trainable parameters (%)")
+    ax.set_ylabel("test BLEU")
+    ax.set_title("%s\n(%s scale)" % (results["title"], results["scale"]), fontsize=9)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    return path

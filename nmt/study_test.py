@@ -1,0 +1,93 @@
+"""freezing_nmt in reproduce_paper_tables: rows, exact paper-scale counts, the plan, a micro run end to end."""
+
+import dataclasses
+import json
+
+import pytest
+
+from nmt import experiments as nmt_experiments, study as nmt_study
+from nmt.parameter_groups import count_parameters
+from nmt.task import NmtOptions
+from reproduction import runner
+import studies
+
+MICRO = dataclasses.replace(nmt_experiments.TINY, shrink=16, num_encoder_layers=1, num_decoder_layers=1,
+                            vocab_size=60, train_batch_size=32, num_train_steps=4, num_warmup_steps=1,
+                            save_checkpoints_steps=2, max_seq_length=48, max_decode_length=8)
+
+
+def _options(output_dir, **values):
+    return studies.ReproduceOptions(output_dir=str(output_dir), **dict(dict(scale="tiny"), **values))
+
+
+def test_rows_and_paper_scale_shares_follow_the_presets():
+    rows = nmt_experiments.rows(nmt_experiments.PAPER)
+    assert len(rows) == 3 * 7 + 3 and rows[0].name == "transformer-big/none"
+    big = nmt_experiments.PAPER.config(rows[0]).replace(vocab_size=32000)
+    base = nmt_experiments.PAPER.config(rows[7]).replace(vocab_size=32000)
+    # What the setup notes state for a 32k vocabulary: the FFN holds ~48% of big's and ~42% of base's
+    # parameters, the embeddings ~16% and ~27%.
+    assert 1 - nmt_experiments.trainable_share(big, "ffn") == pytest.approx(0.48, abs=0.01)
+    assert 1 - nmt_experiments.trainable_share(base, "ffn") == pytest.approx(0.42, abs=0.01)
+    assert 1 - nmt_experiments.trainable_share(big, "embeddings") == pytest.approx(0.16, abs=0.01)
+    assert 1 - nmt_experiments.trainable_share(base, "embeddings") == pytest.approx(0.27, abs=0.01)
+    half = [r for r in rows if r.name == "transformer-big/ffn_width_half"][0]
+    shrunk = nmt_experiments.PAPER.config(half).replace(vocab_size=32000)
+    assert shrunk.intermediate_size == 2048 and shrunk.hidden_size == 1024
+    # The trainable parts keep their size: as many trainable parameters as the full-width row.
+    full = count_parameters(big)
+    assert count_parameters(shrunk)["total"] - count_parameters(shrunk)["ffn"] == full["total"] - full["ffn"]
+
+
+def test_the_paper_plan_is_valid_run_translation_commands_with_exact_counts(tmp_path):
+    written = studies.run(_options(tmp_path, experiment="freezing_nmt", scale="paper", dry_run=True))
+    plan_sh, plan_md = open(written["plan_sh"]).read(), open(written["plan_md"]).read()
+    steps = nmt_experiments.build(nmt_experiments.PAPER, nmt_study.data_flags(
+        _options(tmp_path, experiment="freezing_nmt", scale="paper", dry_run=True)), None, str(tmp_path))
+    assert len(steps) == 24
+    for step in steps:
+        options = runner.options_of(step, nmt_study.NmtStudy().programs())
+        assert isinstance(options, NmtOptions) and options.preset in ("transformer-big", "transformer-base",
+                                                                      "transformer-tiny")
+        assert step.command_line(python='"${PYTHON}"') in plan_sh
+    assert "${NMT_TRAIN_TSV}" in plan_sh and plan_sh.count("--vocab_size=32000") == 1
+    big = nmt_experiments.PAPER.config(nmt_experiments.rows(nmt_experiments.PAPER)[0]).replace(vocab_size=32000)
+    assert "| transformer-big/none | — | 1024 (64, 4096), 6+6 | {:,} | 100.0% |".format(
+        count_parameters(big)["total"]) in plan_md
+
+
+def test_micro_run_end_to_end_then_resumes(monkeypatch, tmp_path, caplog):
+    monkeypatch.setitem(nmt_experiments.SCALES, "tiny", MICRO)
+    monkeypatch.setattr(nmt_experiments, "FREEZING_PRESETS", ("", "ffn"))
+    monkeypatch.setattr(nmt_study, "SYNTHETIC_SIZES", dict(num_train=300, num_dev=10, num_test=10))
+    written = studies.run(_options(tmp_path / "out", experiment="freezing_nmt"))
+    rows = {row["name"]: row for row in written["results"]["rows"]}
+    assert sorted(rows) == ["transformer-tiny/attention_head_size_half", "transformer-tiny/ffn",
+                            "transformer-tiny/ffn_width_half", "transformer-tiny/ffn_width_quarter",
+                            "transformer-tiny/none"]
+    assert rows["transformer-tiny/none"]["trainable_share"] == 1.0
+    assert rows["transformer-tiny/none"]["share_of_baseline_bleu"] in (None, 1.0)
+    assert 0 < rows["transformer-tiny/ffn"]["trainable_share"] < 1
+    assert rows["transformer-tiny/ffn_width_half"]["run_config"]["intermediate_size"] == \
+        rows["transformer-tiny/ffn"]["run_config"]["intermediate_size"] // 2
+    for row in rows.values():
+        assert row["best_step"] in (2, 4) and 0 <= row["test_bleu"] <= 100  # the best dev checkpoint is scored
+        # The step's --train_batch_size=32 (the flag's default) wins over the preset's 128, as on a command line.
+        assert row["epochs_to_best"] == pytest.approx(row["best_step"] * 32 / 300)
+    table = open(written["results_md"]).read()
+    assert "What the paper states" in table and "| test BLEU |" in table and "Tiny scale" in table
+    with open(written["plot"], "rb") as f:
+        assert f.read(8) == b"\x89PNG\r\n\x1a\n"
+    assert json.loads(open(written["results_json"]).read()) == written["results"]
+    caplog.clear()
+    with caplog.at_level("INFO"):
+        again = studies.run(_options(tmp_path / "out", experiment="freezing_nmt"))
+    assert "Ran 0 steps, skipped 5 finished ones." in caplog.messages
+    assert again["results"] == written["results"]
+
+
+def test_paper_scale_without_data_is_named(tmp_path):
+    with pytest.raises(ValueError, match="--experiment=freezing_nmt at --scale=paper needs --train_tsv"):
+        studies.run(_options(tmp_path, experiment="freezing_nmt", scale="paper"))
+    with pytest.raises(ValueError, match="--experiment=freezing_nmt needs --dev_tsv, or --dev_src with --dev_tgt"):
+        studies.run(_options(tmp_path, experiment="freezing_nmt", train_tsv="x.tsv", test_tsv="y.tsv"))

@@ -1,0 +1,89 @@
+"""reproduce_paper_tables end to end at a micro scale: plan, run, results, plot, resume; bad input."""
+
+import dataclasses
+import json
+import os
+
+import pytest
+
+from reproduction.bert_tables import experiments, scales
+from reproduction.bert_tables.testing import MICRO, write_micro_data
+import studies
+
+
+@pytest.fixture
+def micro(monkeypatch, tmp_path):
+    """Table 2B's first row at the micro scale, on micro data."""
+    monkeypatch.setitem(scales.SCALES, "tiny", MICRO)
+    table = experiments.get("table2b")
+    monkeypatch.setitem(experiments.EXPERIMENTS, "table2b", dataclasses.replace(table, rows=table.rows[:1]))
+    (tmp_path / "data").mkdir()
+    return write_micro_data(tmp_path / "data")
+
+
+def _options(paths, output_dir, **overrides):
+    values = dict(experiment="table2b", scale="tiny", output_dir=str(output_dir), corpus=paths.corpus,
+                  mnli_dir=paths.mnli_dir, squad_dir=paths.squad_dir, vocab_file=paths.vocab_file)
+    values.update(overrides)
+    return studies.ReproduceOptions(**values)
+
+
+def test_a_table_runs_end_to_end_then_resumes_by_skipping_every_step(micro, tmp_path, caplog):
+    output_dir = tmp_path / "out"
+    written = studies.run(_options(micro, output_dir))
+    [row] = written["results"]["rows"]
+    assert row["name"] == "dp32" and row["head_size"] == 32
+    assert row["config"]["hidden_size"] == 32 and row["config"]["head_size"] == 2  # d/16, d_p/16
+    for key in ("mnli_m", "mnli_mm", "squad_em", "squad_f1"):
+        assert len(row[key]["per_seed"]) == 1 and row[key]["std"] == 0.0, key
+        assert 0.0 <= row[key]["mean"] <= 100.0
+    # The probe of the pre-trained model: d_p = 2 bounds every head's logit rank.
+    assert 1.0 <= row["mean_logit_rank"] <= 2.0 and row["rank_bound"] == 2.0
+    assert "| mean logit rank (bound min(d_p, n)) |" in open(written["results_md"]).read()
+    assert set(row["pretraining"]) >= {"loss", "masked_lm_accuracy", "next_sentence_accuracy"}
+    assert row["params"]["paper_scale"] == pytest.approx(130e6, rel=0.005)
+    assert json.loads(open(written["results_json"]).read()) == written["results"]
+    table = open(written["results_md"]).read()
+    assert "Tiny scale" in table and "does not reproduce the paper's numbers" in table
+    assert "| SQuAD F1 (paper) |" in table and "| 88.53±0.06 |" in table and "| 82.5±0.1 |" in table
+    with open(written["plot"], "rb") as f:
+        assert f.read(8) == b"\x89PNG\r\n\x1a\n"
+    plan_text = open(written["plan_sh"]).read()
+    assert plan_text.count("run_pretraining.py") == 2 and "mnli_seed1" in plan_text
+
+    # The same command again: every step is finished, none runs, the results are the same.
+    caplog.clear()
+    with caplog.at_level("INFO"):
+        again = studies.run(_options(micro, output_dir))
+    assert "Ran 0 steps, skipped 7 finished ones." in caplog.messages
+    assert again["results"] == written["results"]
+
+
+def test_an_unfinished_step_runs_again(micro, tmp_path, caplog):
+    output_dir = tmp_path / "out"
+    studies.run(_options(micro, output_dir, dry_run=True))
+    assert not os.path.exists(output_dir / "results.json")  # A dry run runs nothing.
+    assert os.path.exists(output_dir / "configs" / "dp32.json")
+    studies.run(_options(micro, output_dir))
+    os.remove(output_dir / "dp32" / "squad_seed1" / "eval_results.json")
+    with caplog.at_level("INFO"):
+        studies.run(_options(micro, output_dir))
+    assert "Ran 1 steps, skipped 6 finished ones." in caplog.messages
+
+
+def test_bad_input_is_named(micro, tmp_path):
+    with pytest.raises(ValueError, match=r"^--experiment=table9 is not supported; expected one of table1, "):
+        studies.run(_options(micro, tmp_path / "a", experiment="table9"))
+    with pytest.raises(ValueError) as error:
+        studies.run(studies.ReproduceOptions(experiment="table1", scale="paper", output_dir=str(tmp_path / "b"),
+                                             corpus=micro.corpus))
+    assert str(error.value) == "--scale=paper needs --mnli_dir, --squad_dir, --vocab_file (where the data lives)."
+    with pytest.raises(ValueError, match=r"^--mnli_dir=.*/nowhere is not a directory\.$"):
+        studies.run(_options(micro, tmp_path / "c", mnli_dir=str(tmp_path / "nowhere")))
+    os.remove(os.path.join(micro.squad_dir, "dev-v1.1.json"))
+    with pytest.raises(ValueError, match=r"^--squad_dir=.*/squad lacks dev-v1\.1\.json\.$"):
+        studies.run(_options(micro, tmp_path / "d"))
+    # A dry run at paper scale needs no data: its plan leaves the paths to the environment.
+    written = studies.run(studies.ReproduceOptions(experiment="table1", scale="paper", dry_run=True,
+                                                   output_dir=str(tmp_path / "plan")))
+    assert '--input_file="${CORPUS}"' in open(written["plan_sh"]).read()

@@ -1,0 +1,49 @@
+"""What a study is: one experiment of reproduce_paper_tables.py, as the engine runs it.
+
+A study names its experiment (`--experiment=<name>`), lists the entry points
+its steps run (`programs`), and plans a run from the options (`plan`): the
+steps, the lines plan.sh and plan.md hold, and how to report once every step
+is done. The engine (driver, runner) does the rest the same way for every
+study, so a new experiment is a new study and one line in the registry.
+"""
+
+import dataclasses
+from typing import Callable
+
+
+@dataclasses.dataclass
+class Plan:
+    """A study's plan of one run.
+
+    steps: list of plan.Step, in the order they run.
+    script_notes: comment lines plan.sh carries (where unset paths come from).
+    markdown: plan.md.
+    report: () -> (results dict, results.md text, plot path), called once every step is done.
+    """
+
+    steps: list
+    script_notes: tuple
+    markdown: str
+    report: Callable
+
+
+class Study:
+    """The interface every study implements (see the module docstring).
+
+    name: the --experiment value. title: one line, for plans and logs.
+    """
+
+    name = None
+    title = None
+
+    def programs(self):
+        """{program: (options class, run function)} of the entry points its steps run."""
+        raise NotImplementedError
+
+    def plan(self, options):
+        """The Plan of a run from reproduce_paper_tables.py's options; writes the row configs.
+
+        Raises:
+          ValueError: naming the flag, when the run lacks data or a path is wrong.
+        """
+        raise NotImplementedError
