@@ -2,32 +2,25 @@
 
 Keras normalizes over the last axis (epsilon 1e-12, below the 1.001e-5 that
 its fused kernel takes, so never fused here) as `tf.nn.moments` and then
-`tf.nn.batch_normalization`:
-
-  inv = rsqrt(variance + epsilon) * gamma      [batch, length, width]
-  out = x * inv + (beta - mean * inv)
-
-`inv` broadcasts a [batch, length, 1] statistic against the [width] gamma
-into a full-size tensor, and `mean * inv` and the subtraction make two more:
-with the moments, eight full-size ops, one of them broadcasting on both
-sides. In inference (`training=False`), with
-`fewer_passes=True`, this layer computes instead
+`tf.nn.batch_normalization`: eight full-size ops, one of them broadcasting a
+[batch, length, 1] statistic against the [width] gamma on both sides. In
+inference (`training=False`), with `fewer_passes=True`, this layer computes
+instead
 
   centered = x - mean
   out = centered * rsqrt(mean(centered^2) + epsilon) * gamma + beta
 
 the same function in seven full-size ops (six once Grappler merges the two
-products), none broadcasting on both sides (BERT's inference forward pass,
-9 layer norms at batch 32 x 128 x 512: ~3.4 -> ~2.2 ms each on a 2-core Zen
-4; the values agree with Keras's to float32 rounding; the whole bfloat16
-forward pass ~3% faster). Training keeps Keras's form: its gradient is what
-every result here was trained and checked with. The blocks and the
-embeddings set `fewer_passes` under mixed precision only: in float32
-inference the same forward pass measured no faster and peaked ~9 MB higher
-(1046 against 1037 MB), above Model Garden's encoder (1038 MB).
+products), none broadcasting on both sides; the values agree with Keras's to
+float32 rounding. Training keeps Keras's form: its gradient is what every
+result here was trained and checked with. The blocks and the embeddings set
+`fewer_passes` under mixed precision only: in float32 inference it measured
+no faster and peaked higher.
 
 Everything else is Keras's `LayerNormalization`: the variables, names, config
 and dtype rules (under mixed precision a float32 layer computes in float32).
+
+Measurements: docs/performance.md#layernorm-in-fewer-passes.
 """
 
 import tensorflow as tf

@@ -1,61 +1,41 @@
 """`ProductDense`: Keras's `EinsumDense` as one 2-D matrix product, with a fast weight gradient on CPUs.
 
-A projection y = x W over the tokens of a batch, x [tokens, K] and W [K, N],
-has the weight gradient dW = x^T dy: a product contracting over all the
-tokens (2048 in the language model's step). Through einsum's gradient, or
-`tf.matmul(x, dy, transpose_a=True)`, oneDNN's float32 kernel runs it at
-55-75 GFLOP/s on an AVX2 CPU when one side is short and the other long (K or N
-= 256 against 1024 or 2048: the language model's projections at d = 256),
-against ~120 for the forward product. It reaches ~90-130 when both operands
-are plain row-major and the result's last axis is the shorter one, so for
-those shapes the gradient is computed from a materialised transpose:
-
-  K > N:  dW = (x^T) dy           with x^T materialised [K, tokens]
-  K < N:  dW = ((dy^T) x)^T       with dy^T materialised [N, tokens]
-
-The transposes are written so that TensorFlow's graph optimizer cannot fold
-them back into the product's transpose flags, which would undo this. Square
-projections and those whose shorter side exceeds 256 (BERT's 512 and 768,
-with FFN 2048 and 3072) measured the same or slower this way and keep the
-plain product's gradient (einsum's, as before); `benchmarks/dense_gradient_benchmark.py`
-prints both ways per shape.
-
-The forward pass of such an equation is one 2-D `tf.matmul` on [tokens, K],
-then `tf.nn.bias_add`, then the activation, before the result takes its
-output shape back. In that form TensorFlow's graph optimizer hands the bias
-and the activation (GELU, ReLU, ...) to oneDNN's product kernel, which applies
-them to the float32 accumulator as it writes the output: no separate passes
-over [tokens, N], and in bfloat16 one rounding instead of one per step. Keras's
-einsum form leaves them as separate element-wise ops (in bfloat16 inference
-the feed-forward layer's GELU, with the casts around it, cost as much as a
-third of its product). In training in bfloat16 or float16 the bias is a
-plain add instead: the gradient of `bias_add` sums over the tokens in 16 bits
-(~30% off over 4096 tokens), where the plain add's `Sum` accumulates in
-float32.
-
-In float32 inference a projection without an activation keeps Keras's
-einsum form (oneDNN's batched product): there is only the bias to fuse, and
-oneDNN's float32 2-D product (an inner product on oneDNN's own GEMM) takes
-packing buffers of a few MB per thread at every call, which the batched
-product does not. In BERT's inference forward pass (4 layers, hidden 512,
-batch 32 x 128) that lowered the peak by 4-8 MB at the same speed (see also
-training/onednn.py for where those buffers go).
+Everything visible is `EinsumDense`'s: the variables, names, config,
+initializers and forward values. Plain projection equations of the form
+"<lead><contracted>,<contracted><out>-><lead><out>" (all of the projections
+in attention and the feed-forward layer) are computed as one 2-D `tf.matmul`
+on [tokens, K], then `tf.nn.bias_add`, then the activation; anything else is
+`tf.einsum`. In that form TensorFlow's graph optimizer hands the bias and the
+activation to oneDNN's product kernel, which applies them to its float32
+accumulator as it writes the output (Keras's einsum form leaves them as
+separate passes). Two exceptions: in float32 inference a projection without
+an activation keeps the einsum form (oneDNN's float32 2-D product takes
+packing buffers of a few MB per thread at every call; see training/onednn.py),
+and in bfloat16 or float16 training the bias is a plain add (the gradient of
+`bias_add` sums over the tokens in 16 bits, the add's `Sum` in float32).
 
 `activation_dtype` (default: the compute dtype) is where the activation is
 computed in training: Model Garden's block computes its GELU in float32 under
 mixed bfloat16 ("bfloat16 causes BERT with the LAMB optimizer to not converge
 as well"), and `EncoderBlock` folds that activation into its feed-forward
 projection with that dtype. In inference (`training=False`) the activation
-is applied in the compute dtype right after the bias, which is the form that
-oneDNN fuses (computing it on the float32 accumulator).
+is applied in the compute dtype right after the bias, the form oneDNN fuses.
 
-Everything else is `EinsumDense`'s: the variables, names, config, initializers
-and forward values. Only plain projection equations of the form
-"<lead><contracted>,<contracted><out>-><lead><out>" (all of the projections
-in attention and the feed-forward layer) take the 2-D form; anything else is
-`tf.einsum`. Only float32 on a machine without a GPU, and only when a gradient
-may be taken (`training` not False), takes the transposed weight gradient
-(that is where it was measured).
+The weight gradient dW = x^T dy contracts over all the tokens. oneDNN's
+float32 kernel is slow on it when one side of the projection is short and
+the other long, so when the shorter side is at most 256 and the other longer
+it is computed from a materialised transpose, written so that the graph
+optimizer cannot fold it back into the product's transpose flags:
+
+  K > N:  dW = (x^T) dy           with x^T materialised [K, tokens]
+  K < N:  dW = ((dy^T) x)^T       with dy^T materialised [N, tokens]
+
+Square and wider projections (BERT's) keep einsum's gradient. Only float32 on
+a machine without a GPU, and only when a gradient may be taken (`training`
+not False), takes the transposed gradient (that is where it was measured).
+
+Measurements: docs/performance.md#productdense-fused-bias-and-activation and
+docs/performance.md#productdense-the-transposed-weight-gradient.
 """
 
 import tensorflow as tf

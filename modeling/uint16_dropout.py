@@ -3,16 +3,17 @@
 `tf_keras.layers.Dropout` draws a uniform float32 per element (one 32-bit
 Philox word each) and keeps the element when it is >= rate. On the attention
 probabilities, [batch, heads, queries, keys], drawing those words is most of
-the cost of dropout: 110 ms of a 135 ms forward pass for the language model's
-8 x 64 x 256 x 256 at 64 heads on a 2-core CPU, more than the softmax.
-`Uint16Dropout` splits each 32-bit word into two 16-bit draws u and keeps an
-element when u >= round(rate * 65536); half the words, 1.7x faster forward.
+the cost of dropout, more than the softmax. `Uint16Dropout` splits each
+32-bit word into two 16-bit draws u and keeps an element when
+u >= round(rate * 65536): half the words.
 
 The drop probability is rate rounded to a multiple of 1/65536 (0.1 becomes
 0.100006); kept elements are scaled by 1 / (keep probability), so the expected
 output still equals the input. The draws come from the layer's Keras random
 generator, like Keras' Dropout: deterministic under a seed, and under
 `enable_tf_random_generator()` its state is checkpointed with the model.
+
+Measurements: docs/performance.md#uint16dropout.
 """
 
 import numbers

@@ -2,77 +2,40 @@ r"""Batched BERT tokenization in TensorFlow ops, with the original's exact ids.
 
 `FastFullTokenizer` produces exactly the ids of
 `bert_tokenization.FullTokenizer` for every input, but tokenizes a whole batch
-with a handful of TensorFlow ops, so it runs in C++ (20-40x faster than the
-pure-Python tokenizer on English text through `tokenize_to_ids`; see
-benchmarks/tokenization_benchmark.py) and can be called inside
+with a handful of TensorFlow ops, so it runs in C++ and can be called inside
 `tf.data.Dataset.map`.
 
-Why not `tensorflow_text.BertTokenizer`? Its basic step differs from the
-original: `case_fold_utf8` is NFKC case folding, not `str.lower()` (e.g. "ß"
-becomes "ss", "ﬁ" becomes "fi"), its word limit counts bytes instead of
-characters, and it treats control characters differently. The basic step is
-therefore rebuilt here from primitive string ops:
+`tensorflow_text.BertTokenizer` cannot give those ids (its case folding is
+NFKC, not `str.lower()`; its word limit counts bytes; its control characters
+differ), so the original's basic step is rebuilt from primitive string ops:
 
-  1. Drop invalid UTF-8, like `bytes.decode("utf-8", "ignore")`: in Python
-     in `tokenize_to_ids` (a `str` encodes to valid UTF-8 anyway), with the
-     much slower `unicode_transcode(errors="ignore")` in `tokenize_tensor`.
-  2. Delete Cc except \t\n\r, Cf, and U+FFFD (NUL is a Cc): the deletions of
-     `_clean_text`.
-  3. Only when lower-casing: `str.lower()` (see `_lower`), NFD, then delete
-     `\p{Mn}`: `token.lower()` + `_run_strip_accents`.
-  4. `regex_replace` puts spaces around every punctuation and CJK character
-     and turns every non-ASCII whitespace character into a space; then
-     `tf.strings.split()` splits on ASCII whitespace. Together this is CJK
-     spacing, `whitespace_tokenize` and `_run_split_on_punc`. The whitespace
-     set is the original's `_is_whitespace` plus that of Python's
-     `str.split()`, which also has U+2028/U+2029: they survive `_clean_text`
-     (categories Zl/Zp) but still split words.
-     Most rows skip this step: FastWordpiece's end-to-end mode splits words
-     itself, with the same classes for every character (tested), ~4x faster;
-     see `_tokenize_utf8`.
+  1. Drop invalid UTF-8, like `bytes.decode("utf-8", "ignore")`.
+  2. Delete Cc except \t\n\r, Cf, and U+FFFD: the deletions of `_clean_text`.
+  3. Only when lower-casing: `str.lower()` (see `_lower`: ICU's tables are
+     Unicode 13, Python 3.11's are 14), NFD, then delete `\p{Mn}`.
+  4. Space out punctuation and CJK characters, turn non-ASCII whitespace into
+     spaces, split on whitespace. Most rows leave this to FastWordpiece's
+     end-to-end mode, which splits words itself with the same classes for
+     every character (tested); see `_tokenize_utf8`.
 
-The original turns whitespace into spaces and spaces out CJK characters
-before lower-casing and NFD, which it applies per word, and splits
-punctuation after them. Doing step 3 on the whole text first gives the same
-result: whitespace and CJK ideographs are NFD starters (so NFD cannot reorder
-marks across them) and neither cased nor case-ignorable (so the final-sigma
-rule of `lower()` stops at them as at the end of a word), and lower-casing or
-NFD turns no character into or out of whitespace or CJK (compatibility
-ideographs decompose to unified ones, also CJK). fast_tokenization_test.py
-checks this for every assigned code point in several contexts.
+Step 3 runs on the whole text where the original applies it per word, with
+the same result (fast_tokenization_test.py checks every assigned code point).
+WordPiece is `tensorflow_text.FastWordpieceTokenizer` (the same result as the
+original's greedy loop), or `WordpieceTokenizer` with a lookup table for a
+vocab FastWordpiece rejects (a token over 256 bytes). Words over 200
+characters become the unknown token before WordPiece (rows that may hold one
+take step 4).
 
-`tf.strings.lower` is ICU with Unicode 13 while Python 3.11 has Unicode 14, so
-`_lower` first lower-cases, by Python's own rules, the 40 capitals added in
-14 and every capital sigma (ICU would see letters and marks added in 14 as
-neither cased nor case-ignorable when deciding final sigma).
+Residual differences, none reachable from text that decodes from UTF-8 and
+uses only characters assigned in Unicode 14 (Python 3.11's `unicodedata`): a
+code point assigned later follows the newer tables of RE2 and ICU inside
+TensorFlow (e.g. U+0ECE with lower-casing, U+11B00 in both modes), and a lone
+surrogate in a `str` is replaced by U+FFFF, which every step treats as the
+original treats the surrogate.
 
-WordPiece uses `tensorflow_text.FastWordpieceTokenizer` (linear-time
-longest-match-first, the same result as the original's greedy loop): with
-it the whole fast path is ~2x faster than with `tensorflow_text.
-WordpieceTokenizer` and a lookup table, which is used only for a vocab that
-FastWordpiece rejects (a token over 256 bytes); then step 4 runs on all
-rows. The original's limit of 200 *characters* per word is applied before
-WordPiece: longer words are replaced by the literal unknown token, which the
-vocab maps to its id; the byte limit of the WordPiece op is 4 * 200 so that
-it never triggers on shorter words. The end-to-end mode cannot do this, so
-the few rows where a word may be longer than 200 chars take step 4.
-
-Residual differences (none is reachable from text that decodes from UTF-8
-and uses only characters assigned in Unicode 14, the version of Python 3.11's
-`unicodedata`):
-  * Character properties come from the Unicode tables of RE2 and ICU inside
-    TensorFlow and TensorFlow Text (newer than 14), not from Python's
-    `unicodedata`. A code point assigned after Unicode 14 (category Cn for
-    Python) may be split off as punctuation, stripped as a combining mark,
-    deleted as a format char, or NFD-decomposed by the fast path where the
-    original keeps it as a letter: e.g. U+0ECE (Lao, Mn since Unicode 15)
-    with lower-casing, or U+11B00 (Devanagari Extended-A, Po since Unicode
-    15) in both modes.
-  * A `str` holding a lone surrogate (possible only for strings not decoded
-    from UTF-8, e.g. with "surrogateescape") cannot be sent to TensorFlow;
-    each lone surrogate is replaced by the non-character U+FFFF, which every
-    step treats as the original treats the surrogate (a plain letter with no
-    case), so ids only differ for a vocab with U+FFFF in a token.
+Each step and why it gives the original's ids:
+docs/data-and-vocabularies.md#how-fastfulltokenizer-matches-fulltokenizer.
+Measurements: docs/performance.md#fastfulltokenizer.
 """
 
 import collections
