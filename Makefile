@@ -38,7 +38,7 @@ demo: setup
 # BUILD checked by Bazel, offline: every target loads, every file and dep
 # resolves, and a few py_test targets run (tools/bazel_check.sh). Debian's
 # Bazel 4 is installed when missing (root; ~20 s, 150 MB).
-BAZEL_TESTS := //:pretraining_data_progress_test //:classifier_submission_test //:freezing_parameter_groups_test
+BAZEL_TESTS := //:pretraining_data_progress_test //:classifier_submission_test //:freezing_selectors_test
 
 bazel-check: setup
 	command -v bazel >/dev/null || { apt-get update -qq && apt-get install -y -qq bazel-bootstrap >/dev/null; }
