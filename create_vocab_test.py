@@ -57,6 +57,10 @@ def test_defaults_are_bert_base_uncased_sizes(tmp_path, main, monkeypatch):
      "--vocab_size=50 leaves no room for learned tokens"),
     (["--input_file={tmp}/a.txt", "--output_file=v.txt", "--vocab_size=x"],
      "--vocab_size=x is not valid; expected an integer."),
+    # Before any learning, and naming the flag, not an .incomplete file.
+    (["--input_file={tmp}/a.txt", "--output_file={tmp}"], r"--output_file=\S+ is a directory, not a file\.$"),
+    (["--input_file={tmp}/a.txt", "--output_file={tmp}/no/v7.txt"],
+     r"--output_file=\S+/no/v7.txt: the directory \S+/no does not exist\.$"),
 ])
 def test_bad_command_lines_end_with_one_line(tmp_path, main, capsys, argv, message):
     (tmp_path / "a.txt").write_text("words\n")

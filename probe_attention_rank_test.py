@@ -89,9 +89,9 @@ def test_summary_and_plot_go_where_the_flags_say(tiny, tmp_path, main):
     (lambda tiny, tmp: _argv(tiny, tmp, "--batch_size=0"), "--batch_size=0 must be positive."),
     (lambda tiny, tmp: _argv(tiny, tmp, "--head_size=0"), "--head_size=0 must be positive."),
     (lambda tiny, tmp: _argv(tiny, tmp, "--bert_config_file=%s/none.json" % tmp),
-     "BertConfig: config file not found: {tmp}/none.json"),
+     "--bert_config_file={tmp}/none.json does not exist."),
     (lambda tiny, tmp: _argv(tiny, tmp, "--head_size=6", "--vocab_file=%s/none.txt" % tmp),
-     "BERT vocab file not found: {tmp}/none.txt"),
+     "--vocab_file={tmp}/none.txt does not exist."),
     (lambda tiny, tmp: _argv(tiny, tmp),  # The config's head size 5 against the checkpoint's 6.
      "Checkpoint {ckpt} does not fit the model (a changed head_size or bert_config?). Shape mismatch for "
      "14 variable(s): bert/encoder/layer_0/attention/self/query/kernel: checkpoint shape [16, 18], "

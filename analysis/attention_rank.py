@@ -521,15 +521,15 @@ def run(input_file, output_file, bert_config, init_checkpoint, tokenizer, max_se
 class ProbeAttentionRankOptions(run_setup.BertConfigOptions):
     """The probe_attention_rank.py flags: extract_features' model and input flags, and the outputs."""
 
-    input_file: str = option(help="Text file, one example per line; `a ||| b` for a pair.")
+    input_file: str = option(help="Text file, one example per line; `a ||| b` for a pair.", path="file")
     output_file: str = option(help="JSON-lines file to write, one line per example: every layer's and "
-                              "head's logit singular values and ranks.")
+                              "head's logit singular values and ranks.", path="output_file")
     summary_file: str = option("", "JSON summary: mean ranks per layer and head with the bound "
-                               "min(head_size, n). Default: <output_file>.summary.json.")
+                               "min(head_size, n). Default: <output_file>.summary.json.", path="output_file")
     plot_file: str = option("", "PNG of rank vs sequence length n with the bound. "
-                            "Default: <output_file>.rank_vs_length.png.")
+                            "Default: <output_file>.rank_vs_length.png.", path="output_file")
     init_checkpoint: str = option(help="Checkpoint to probe (prefix or directory), original layout.")
-    vocab_file: str = option(help="Vocabulary file the model was trained with.")
+    vocab_file: str = option(help="Vocabulary file the model was trained with.", path="file")
     do_lower_case: bool = option(True, "Lower-case the input: True for uncased models, False for cased.")
     max_seq_length: int = option(128, "Maximum tokens per example after WordPiece; longer is truncated.")
     batch_size: int = option(8, "Examples per model call.", minimum=1)

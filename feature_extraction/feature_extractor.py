@@ -433,13 +433,13 @@ class ExtractFeaturesOptions(run_setup.BertConfigOptions, distribution.TpuOption
     """The extract_features.py flags: the original's (the TPU ones accepted, without effect), --head_size and
     --inference_xla (the model runs in float32)."""
 
-    input_file: str = option(help="Text file, one example per line; `a ||| b` for a pair.")
-    output_file: str = option(help="JSON-lines file to write, one line per example.")
+    input_file: str = option(help="Text file, one example per line; `a ||| b` for a pair.", path="file")
+    output_file: str = option(help="JSON-lines file to write, one line per example.", path="output_file")
     layers: str = option("-1,-2,-3,-4", "Comma-separated encoder layer indexes; -1 is the last layer.")
     max_seq_length: int = option(
         128, "Maximum tokens per example after WordPiece; longer is truncated.")
     init_checkpoint: str = option(help="Pre-trained checkpoint (prefix or directory), original layout.")
-    vocab_file: str = option(help="Vocabulary file the model was trained with.")
+    vocab_file: str = option(help="Vocabulary file the model was trained with.", path="file")
     do_lower_case: bool = option(
         True, "Lower-case the input: True for uncased models, False for cased.")
     batch_size: int = option(32, "Batch size for predictions.", minimum=1)

@@ -160,6 +160,9 @@ def test_config_errors_name_the_key(tmp_path):
     path.write_text("{oops")
     with pytest.raises(ValueError, match=r"lm.json is not valid JSON \(line 1"):
         LmConfig.from_json_file(str(path))
+    path.write_bytes(b"\xff{}")
+    with pytest.raises(ValueError, match=r"^LmConfig \(--lm_config_file\): \S+/lm.json is not UTF-8 text \(byte 1\)"):
+        LmConfig.from_json_file(str(path))
     with pytest.raises(ValueError, match="--lm_config_file=.*missing.json does not exist"):
         LmConfig.from_json_file(str(tmp_path / "missing.json"))
     with pytest.raises(ValueError, match="vocab_size` is needed"):

@@ -107,6 +107,14 @@ def test_freezing_lm_runs_and_draws_bars(monkeypatch, micro_text, tmp_path):
     assert none["freeze"] == "" and none["trainable_share"] == 1.0
     assert embeddings["freeze"] == "embeddings" and 0 < embeddings["trainable_share"] < 1
     assert os.path.exists(written["plot"])
+    # The same output_dir with other training text: each finished step holds its inputs, and refuses.
+    other = tmp_path / "other_train.txt"
+    _write_text(other, 300, seed=9)
+    with pytest.raises(ValueError, match=r"^Step none finished earlier with other inputs: --train_file was "
+                                         r"\[.*train.txt.*\], now \[.*other_train.txt.*\]\. Its outputs \(.*\) are not "
+                                         r"this run's: use a new --output_dir, or remove them to run the step again\.$"):
+        studies.run(_options(tmp_path / "out", experiment="freezing_lm", **dict(micro_text, train_file=str(other))))
+    assert json.loads(open(written["results_json"]).read()) == json.loads(json.dumps(written["results"]))
 
 
 def test_tiny_scale_without_text_splits_the_sample_corpus(tmp_path):

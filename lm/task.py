@@ -32,7 +32,7 @@ from lm.config import LmConfig
 from lm.parameter_groups import PARAMETER_GROUPS
 from options import Options, option
 from tokenization import sentencepiece_vocabulary as vocabulary_lib
-from training import run_setup
+from training import run_record, run_setup
 from training import trainer as trainer_lib
 from training.optimization import LEARNING_RATE_SCHEDULES
 from training.presets import apply_preset
@@ -70,14 +70,14 @@ class LmOptions(TrainingOptions, EvaluationOptions, LmTextOptions):
         minimum=2)
     vocab_file: Optional[str] = option(
         None, "A SentencePiece model (.model). Without it a vocabulary of --vocab_size pieces is "
-        "learned from the training text and saved as output_dir/spm.model.")
+        "learned from the training text and saved as output_dir/spm.model.", path="file")
     vocab_size: int = option(32000, "Pieces of the vocabulary learned when there is no --vocab_file.",
                              minimum=5, new=True)
     lm_config_file: Optional[str] = option(
         None, "JSON of the model: hidden_size, num_hidden_layers, num_attention_heads, head_size, "
         "intermediate_size, hidden_dropout_prob, attention_probs_dropout_prob, tie_embeddings, "
         "hidden_act, max_position_embeddings. Keys left out take the lm1b_paper model's values.",
-        new=True)
+        new=True, path="file")
     head_size: Optional[int] = option(
         None, "Attention head size; overrides the config's head_size.", minimum=1, new=True)
     preset: Optional[str] = option(
@@ -141,7 +141,16 @@ def _model_inputs(batch):
     return dict(input_ids=batch["input_ids"], input_mask=batch["input_mask"])
 
 
-def lm_task(options, config, vocabulary, train_source):
+def training_data(options, found):
+    """The training text as a run records it: its files and sizes, or the TFDS split."""
+    if "train" not in found:
+        return None
+    if options.train_file:
+        return run_record.files_summary(found["train"].files)
+    return "tfds %s train in %s" % (tfds_source.DATASET, options.tfds_data_dir)
+
+
+def lm_task(options, config, vocabulary, train_source, record):
     return trainer_lib.Task(
         build_model=lambda: transformer_lm.build_lm(transformer_lm.TransformerLm(config)),
         make_dataset=lambda batch_size, context: lm_dataset.training_dataset(
@@ -149,7 +158,7 @@ def lm_task(options, config, vocabulary, train_source):
         model_inputs=_model_inputs,
         compute_losses=lm_losses,
         loss_names=("loss", "target_tokens"),
-        records={CONFIG_FILE: config.to_json_string()},
+        records=dict({CONFIG_FILE: config.to_json_string()}, **run_record.records(record)),
         tokens_name="target_tokens",
     )
 
@@ -213,18 +222,22 @@ def run(options, callbacks=(), given=None):
     options.validate()
     config = effective_config(options)
     found = sources(options)
+    record = run_record.check_training_run(
+        options, vocab_file=vocabulary_lib.identity(options.vocab_file, options.output_dir),
+        train_file=training_data(options, found))
     freezer = run_setup.make_freezer(options, PARAMETER_GROUPS, config.num_hidden_layers,
                                      transformer_lm.initializers(config))
     strategy = run_setup.prepare(options)
     vocabulary = vocabulary_lib.get(options.vocab_file, options.vocab_size, found.get("train"), options.output_dir)
     config = vocabulary_lib.fit_vocabulary(config, vocabulary)
+    record["vocab_file"] = vocabulary.content_hash
     logging.info("Model: %s", config)
     trainer = None
     if options.do_train:
         schedule = Schedule(options.num_train_steps, options.num_warmup_steps, options.learning_rate_schedule,
                             config.hidden_size)
-        trainer = trainer_lib.train(options, schedule, strategy, lm_task(options, config, vocabulary, found["train"]),
-                                    freezer, callbacks)
+        trainer = trainer_lib.train(options, schedule, strategy,
+                                    lm_task(options, config, vocabulary, found["train"], record), freezer, callbacks)
     results = {}
     for mode in ("eval", "test"):
         if mode in found:

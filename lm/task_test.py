@@ -228,3 +228,30 @@ def test_empty_file_and_vocabulary_mismatch_are_named(text, tmp_path):
     with pytest.raises(ValueError, match="--vocab_size=5000 cannot be learned from the training text: "
                                          "Vocabulary size too high"):
         task.run(_options(text, tmp_path / "d", vocab_file=None, vocab_size=5000))
+
+
+def test_a_resume_that_changes_the_run_is_refused_before_anything_is_built(text, tmp_path):
+    """Each change is one line naming the flag and both values; nothing is learned, built or written."""
+    out = tmp_path / "out"
+    task.run(_options(text, out, do_eval=False, num_train_steps=2))
+    recorded = json.loads((out / "run.json").read_text())
+    assert recorded["train_batch_size"] == 8 and recorded["vocab_file"].startswith("sha256:")
+    other = tmp_path / "other.txt"
+    other.write_text("\n".join(_sentences(300, 5)) + "\n")
+    for overrides, message in [
+        (dict(train_batch_size=4), r"^--train_batch_size: \S+ holds checkpoints of a run trained with 8, and this "
+                                   r"run has 4; resume with the same value, or start afresh with a new --output_dir\.$"),
+        (dict(max_seq_length=12), r"^--max_seq_length: .* trained with 16, and this run has 12;"),
+        # --vocab_file left out: the run would learn another vocabulary and train the old embeddings on its ids.
+        (dict(vocab_file=None), r'^--vocab_file: .* trained with "sha256:[0-9a-f]+", and this run has "none yet: '
+                                r'learned from the training text";'),
+        (dict(train_file=str(other)), r'^--train_file: .* trained with "1 files, \d+ bytes, sha256:\w+", and this '
+                                      r'run has "1 files, \d+ bytes, sha256:\w+";'),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            task.run(_options(text, out, do_eval=False, num_train_steps=4, **overrides))
+        assert not (out / vocabulary_lib.MODEL_FILE).exists()
+        assert tf.train.latest_checkpoint(str(out)).endswith("model.ckpt-2")
+    # The schedule may change, as in the original: training goes on to the new step count.
+    task.run(_options(text, out, do_eval=False, num_train_steps=4, learning_rate=5e-3))
+    assert tf.train.latest_checkpoint(str(out)).endswith("model.ckpt-4")

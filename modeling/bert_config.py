@@ -17,7 +17,7 @@ import tensorflow as tf
 from absl import logging
 
 from modeling import activations
-from modeling.json_config import TYPO_DISTANCE, check_positive_int, edit_distance, is_real
+from modeling.json_config import TYPO_DISTANCE, check_positive_int, decode_utf8, edit_distance, is_real
 
 _POSITIVE_INT_KEYS = (
     "vocab_size",
@@ -173,8 +173,8 @@ class BertConfig:
     def from_json_file(cls, json_file):
         """Constructs a `BertConfig` from a json file of parameters."""
         try:
-            with tf.io.gfile.GFile(json_file, "r") as reader:
-                text = reader.read()
+            with tf.io.gfile.GFile(json_file, "rb") as reader:
+                text = decode_utf8(reader.read(), json_file, "BertConfig (--bert_config_file)")
         except tf.errors.NotFoundError:
             raise ValueError("BertConfig: config file not found: %s" % json_file) from None
         try:

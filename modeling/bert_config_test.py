@@ -166,3 +166,8 @@ def test_file_errors(tmp_path):
     bad.write_text('{"vocab_size": 3,\n}')
     with pytest.raises(ValueError, match=r"bad.json is not valid JSON \(line 2"):
         BertConfig.from_json_file(str(bad))
+    latin1 = tmp_path / "latin1.json"
+    latin1.write_bytes(b'{"vocab_size": 3, "name": "caf\xe9"}')
+    with pytest.raises(ValueError, match=r"^BertConfig \(--bert_config_file\): \S+/latin1.json is not UTF-8 text "
+                                         r"\(byte 31\); a config file is JSON in UTF-8\.$"):
+        BertConfig.from_json_file(str(latin1))

@@ -20,6 +20,15 @@ TYPO_DISTANCE = 2
 _PROBABILITY_KEYS = ("hidden_dropout_prob", "attention_probs_dropout_prob")
 
 
+def decode_utf8(data, path, who):
+    """The text of a config file; ValueError naming `who` (the owner and its flag), the file and the byte."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ValueError("%s: %s is not UTF-8 text (byte %d); a config file is JSON in UTF-8."
+                         % (who, path, error.start + 1)) from None
+
+
 def is_real(value):
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
@@ -75,8 +84,8 @@ class JsonConfig:
         owner = cls.__name__
         if not tf.io.gfile.exists(path):
             raise ValueError("%s=%s does not exist." % (cls.FLAG, path))
-        with tf.io.gfile.GFile(path) as f:
-            text = f.read()
+        with tf.io.gfile.GFile(path, "rb") as f:
+            text = decode_utf8(f.read(), path, "%s (%s)" % (owner, cls.FLAG))
         try:
             values = json.loads(text)
         except json.JSONDecodeError as error:

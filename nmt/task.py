@@ -47,7 +47,7 @@ from nmt.parameter_groups import PARAMETER_GROUPS
 from options import Options, option
 import outputs
 from tokenization import sentencepiece_vocabulary as vocabulary_lib
-from training import run_setup
+from training import run_record, run_setup
 from training import trainer as trainer_lib
 from training.optimization import LEARNING_RATE_SCHEDULES
 from training.presets import apply_preset
@@ -93,7 +93,7 @@ class NmtOptions(TrainingOptions, EvaluationOptions, NmtDataOptions):
     spm_model: Optional[str] = option(
         None, "A SentencePiece model (.model) for both languages. Without it a joint vocabulary of "
         "--vocab_size pieces is learned from the training text and saved as output_dir/spm.model.",
-        new=True)
+        new=True, path="file")
     vocab_size: int = option(32000, "Pieces of the joint vocabulary learned when there is no --spm_model.",
                              minimum=5, new=True)
     preset: Optional[str] = option(
@@ -103,7 +103,7 @@ class NmtOptions(TrainingOptions, EvaluationOptions, NmtDataOptions):
     model_config_file: Optional[str] = option(
         None, "JSON of the model (nmt/config.py keys: hidden_size, num_encoder_layers, "
         "num_decoder_layers, num_attention_heads, head_size, intermediate_size, ...); keys left out "
-        "take the preset's (else transformer-base's) values.", new=True)
+        "take the preset's (else transformer-base's) values.", new=True, path="file")
     head_size: Optional[int] = option(
         None, "Attention head size in every attention; overrides the config's head_size.", minimum=1, new=True)
     label_smoothing: float = option(0.1, "Label smoothing of the training loss.", new=True)
@@ -210,8 +210,8 @@ def build_model(config):
     return transformer_nmt.build_nmt(transformer_nmt.TransformerNmt(config))
 
 
-def translation_task(options, config, vocabulary, train_text, built):
-    """The trainer's Task; `built` receives the model (the dev-BLEU callback needs it)."""
+def translation_task(options, config, vocabulary, train_text, built, record):
+    """The trainer's Task; `built` receives the model (the dev-BLEU callback needs it); `record` is the run's."""
 
     def build():
         built["model"] = build_model(config)
@@ -224,7 +224,7 @@ def translation_task(options, config, vocabulary, train_text, built):
         model_inputs=model_inputs,
         compute_losses=lambda outputs_, batch: translation_losses(outputs_, batch, options.label_smoothing),
         loss_names=("loss", "nll", "target_tokens"),
-        records={CONFIG_FILE: config.to_json_string()},
+        records=dict({CONFIG_FILE: config.to_json_string()}, **run_record.records(record)),
         tokens_name="target_tokens",
     )
 
@@ -377,6 +377,13 @@ def run(options, callbacks=(), given=None):
     options.validate()
     config = effective_config(options)
     found = corpora(options)
+    data = {}
+    if "train" in found:  # Recorded under the flag that names it.
+        text = found["train"][0]
+        data["train_tsv" if text.tsv_files else "train_src"] = run_record.files_summary(
+            text.tsv_files + text.source_files + text.target_files)
+    record = run_record.check_training_run(
+        options, spm_model=vocabulary_lib.identity(options.spm_model, options.output_dir), **data)
     freezer = run_setup.make_freezer(options, PARAMETER_GROUPS, config.num_layers,
                                      transformer_nmt.initializers(config))
     strategy = run_setup.prepare(options)
@@ -385,6 +392,7 @@ def run(options, callbacks=(), given=None):
                                     options.output_dir)
     check_padding_id(vocabulary, options)
     config = vocabulary_lib.fit_vocabulary(config, vocabulary)
+    record["spm_model"] = vocabulary.content_hash
     logging.info("Model: %s", config)
 
     def epochs_of(step):
@@ -412,7 +420,7 @@ def run(options, callbacks=(), given=None):
             schedule = Schedule(options.num_train_steps, options.num_warmup_steps, options.learning_rate_schedule,
                                 config.hidden_size, options.adam_beta2)
             trainer = trainer_lib.train(options, schedule, strategy,
-                                        translation_task(options, config, vocabulary, train[0], built),
+                                        translation_task(options, config, vocabulary, train[0], built, record),
                                         freezer, loop_callbacks)
     results = {}
     if "dev" in found or "test" in found:

@@ -225,3 +225,14 @@ def test_bad_files_are_named_before_any_model(data, tmp_path):
                                    minloglevel=2)  # SentencePiece's defaults: <unk> 0, no pad
     with pytest.raises(ValueError, match="--spm_model=.*unk_first.model has no padding piece at id 0"):
         translation.run(_options(data, tmp_path / "out3", spm_model=str(unk_first) + ".model"))
+
+
+def test_a_resume_on_another_vocabulary_is_refused_before_one_is_learned(data, tmp_path):
+    out = tmp_path / "out"
+    translation.run(_options(data, out, num_train_steps=2))
+    with pytest.raises(ValueError, match=r'^--spm_model: \S+ holds checkpoints of a run trained with "sha256:[0-9a-f]+", '
+                                         r'and this run has "none yet: learned from the training text"; resume with '
+                                         r'the same value, or start afresh with a new --output_dir\.$'):
+        translation.run(_options(data, out, spm_model=None, vocab_size=60))
+    assert not (out / vocabulary_lib.MODEL_FILE).exists()
+    assert tf.train.latest_checkpoint(str(out)).endswith("model.ckpt-2")

@@ -20,6 +20,8 @@ import typing
 
 from absl import flags
 
+from options import paths
+
 REQUIRED = dataclasses.MISSING
 NEW_FLAGS_SECTION = "%s (flags new in this codebase)"
 
@@ -31,7 +33,8 @@ _DEFINE_BY_TYPE = {
 }
 
 
-def option(default=REQUIRED, help="", *, choices=None, minimum=None, new=False):  # pylint: disable=redefined-builtin
+def option(default=REQUIRED, help="", *, choices=None, minimum=None, new=False,  # pylint: disable=redefined-builtin
+           path=None):
     """A dataclass field that is also a command-line flag.
 
     Args:
@@ -41,8 +44,13 @@ def option(default=REQUIRED, help="", *, choices=None, minimum=None, new=False):
       minimum: the smallest allowed value of a number, checked by
         `Options.validate` (1: "must be positive").
       new: True for a flag the original BERT code does not have.
+      path: a path's kind (options/paths.py: file, dir, output_file,
+        output_dir), checked by `Options.validate` when the flag is set.
     """
-    metadata = dict(help=help, choices=tuple(choices) if choices else None, minimum=minimum, new=new)
+    if path is not None and path not in paths.KINDS:
+        raise ValueError("option(path=%r): expected one of %s." % (path, ", ".join(paths.KINDS)))
+    metadata = dict(help=help, choices=tuple(choices) if choices else None, minimum=minimum, new=new,
+                    path=path)
     if default is REQUIRED:
         return dataclasses.field(metadata=metadata)
     return dataclasses.field(default=default, metadata=metadata)
@@ -53,7 +61,7 @@ class Options:
     """Base of the options classes: the checks every declared option gets."""
 
     def validate(self):
-        """Checks `choices` and `minimum` of every field.
+        """Checks `choices`, `minimum` and `path` of every field.
 
         Subclasses add their cross-field checks and call `super().validate()`.
 
@@ -69,6 +77,8 @@ class Options:
             if minimum is not None and value is not None and value < minimum:
                 expected = "positive" if minimum == 1 else ">= %s" % minimum
                 raise ValueError("--%s=%s must be %s." % (field.name, value, expected))
+            if field.metadata.get("path") and value:
+                paths.check("--" + field.name, value, field.metadata["path"])
 
 
 def _flag_type(annotation):

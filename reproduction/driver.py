@@ -28,7 +28,7 @@ class ReproduceOptions(Options):
 
     scale: str = option("tiny", "paper: the paper's sizes and schedules (write the plan with --dry_run); "
                         "tiny: every row shrunk the same way, runnable on 2 CPU cores.", choices=SCALES)
-    output_dir: str = option(help="Where the plan, every run and the results go.")
+    output_dir: str = option(help="Where the plan, every run and the results go.", path="output_dir")
     vocab_file: Optional[str] = option(
         None, "BERT tables: the WordPiece vocabulary (paper: BERT's 30522-entry uncased one). lm_*, "
         "freezing_lm and freezing_nmt: a SentencePiece model (default: the first row learns one from the "

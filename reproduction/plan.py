@@ -8,11 +8,17 @@ builds its own steps (its layout under --output_dir is in its module).
 """
 
 import dataclasses
+import glob
+import hashlib
 import os
 import re
 import shlex
 from typing import Optional
 
+# Flags naming what a step writes (or a checkpoint an earlier step wrote, kept by that step's inputs).
+_OUTPUT_FLAGS = frozenset(("output_dir", "output_file", "summary_file", "plot_file", "init_checkpoint"))
+INPUTS_SUFFIX = ".inputs.json"
+_HASHED_BYTES = 64 << 20
 # A path left for the environment to give (a dry run without data paths).
 _PLACEHOLDER = re.compile(r"\$\{[A-Z_]+\}")
 
@@ -53,6 +59,43 @@ class Step:
 
     def is_done(self):
         return all(os.path.exists(path) for path in self.outputs)
+
+    def inputs(self):
+        """What the step's outputs depend on: {flag: value} of its flags, each file one names (comma-separated
+        paths and globs included) as its name, size and, up to 64 MB, content hash; outputs left out."""
+        found = {}
+        for name, value in sorted(self.flags.items()):
+            if name in _OUTPUT_FLAGS:
+                continue
+            found[name] = value
+            if isinstance(value, str):
+                files = [path for part in value.split(",") for path in _matching(part.strip())]
+                if files:
+                    found[name] = [value] + [_describe(path) for path in files]
+        return found
+
+    def inputs_file(self):
+        """Where the inputs of the finished step are kept: beside its first output."""
+        return self.outputs[0] + INPUTS_SUFFIX
+
+
+def _matching(pattern):
+    """The local files a flag's value names: a file, a glob's matches, or the files directly in a folder."""
+    if not pattern or "://" in pattern:
+        return []
+    if any(c in pattern for c in "*?["):
+        return sorted(p for p in glob.glob(pattern) if os.path.isfile(p))
+    if os.path.isdir(pattern):
+        return sorted(p for p in glob.glob(os.path.join(pattern, "*")) if os.path.isfile(p))
+    return [pattern] if os.path.isfile(pattern) else []
+
+
+def _describe(path):
+    size = os.path.getsize(path)
+    if size > _HASHED_BYTES:
+        return "%s: %d bytes" % (path, size)
+    with open(path, "rb") as f:
+        return "%s: %d bytes, sha256:%s" % (path, size, hashlib.sha256(f.read()).hexdigest()[:16])
 
 
 def _shell_word(word):

@@ -4,20 +4,50 @@ Each step calls the same library function as its entry point does, with the
 options built from the step's flags (`Options(**flags)`), so a step behaves
 exactly as its line in plan.sh. An interrupted step is simply run again: the
 entry points resume from their own checkpoints, and their outputs appear
-only when complete, so a step is either finished or not.
+only when complete, so a step is either finished or not. A finished step
+counts as done only for the inputs it ran with (its flags and the files they
+name, kept beside its outputs in <output>.inputs.json): a re-run with other
+inputs (another corpus, another config) is refused, naming the flag.
 """
 
 import inspect
+import json
+import os
 import time
 
 import tf_keras
 from absl import logging
+
+import outputs
 
 
 def options_of(step, programs):
     """The step's flags as its entry point's options object (what its command line parses to)."""
     options_class, _ = programs[step.program]
     return options_class(**step.flags)
+
+
+def check_inputs(step):
+    """A finished step counts as done only for the inputs it ran with (kept beside its outputs).
+
+    Raises:
+      ValueError: naming the step, the first flag whose value or files differ, and what to do.
+    """
+    path = step.inputs_file()
+    current = step.inputs()
+    if not os.path.exists(path):
+        # Finished before steps kept their inputs: adopted as they are now.
+        outputs.write_text(path, json.dumps(current, indent=1, sort_keys=True) + "\n")
+        return
+    with open(path, encoding="utf-8") as f:
+        recorded = json.load(f)
+    for name in sorted(set(recorded) | set(current)):
+        if recorded.get(name) != current.get(name):
+            raise ValueError(
+                "Step %s finished earlier with other inputs: --%s was %s, now %s. Its outputs (%s) are not this "
+                "run's: use a new --output_dir, or remove them to run the step again."
+                % (step.name, name, json.dumps(recorded.get(name)), json.dumps(current.get(name)),
+                   ", ".join(step.outputs)))
 
 
 def _duration(seconds):
@@ -43,6 +73,7 @@ def run(steps, programs, before_step=None):
     durations = []
     for index, step in enumerate(steps, 1):
         if step.is_done():
+            check_inputs(step)
             skipped += 1
             logging.info("[%d/%d] %s: finished earlier, skipped.", index, len(steps), step.name)
             continue
@@ -62,6 +93,7 @@ def run(steps, programs, before_step=None):
         tf_keras.mixed_precision.set_global_policy("float32")
         if not step.is_done():
             raise RuntimeError("Step %s ended without its outputs: %s" % (step.name, ", ".join(step.outputs)))
+        outputs.write_text(step.inputs_file(), json.dumps(step.inputs(), indent=1, sort_keys=True) + "\n")
         durations.append(time.time() - step_started)
         ran += 1
         remaining = len(steps) - index

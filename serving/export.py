@@ -24,7 +24,7 @@ class ExportOptions(Options):
 
     export_dir: Optional[str] = option(
         None, "Write a SavedModel for TF Serving to <export_dir>/<version>/, with signatures that "
-        "take raw text (tokenization in the graph).", new=True)
+        "take raw text (tokenization in the graph).", new=True, path="output_dir")
     export_version: Optional[int] = option(
         None, "The SavedModel's version directory; default: one more than the highest in "
         "--export_dir (1 for the first).", minimum=1, new=True)

@@ -8,6 +8,7 @@ training files, in file order (LM1B's files are shuffled already).
 """
 
 import dataclasses
+import hashlib
 import io
 import os
 
@@ -45,6 +46,11 @@ class Vocabulary:
                              "each sentence." % path)
         bos = processor.bos_id() if processor.bos_id() >= 0 else eos
         return cls(proto, processor.GetPieceSize(), bos, eos, path)
+
+    @property
+    def content_hash(self):
+        """"sha256:<hex>" of the model's bytes: what a run records of its vocabulary."""
+        return "sha256:" + hashlib.sha256(self.model_proto).hexdigest()
 
     def processor(self):
         processor = spm.SentencePieceProcessor()
@@ -118,6 +124,19 @@ def get(vocab_file, vocab_size, train_source, output_dir, max_sentences=DEFAULT_
         raise ValueError("No vocabulary: give --vocab_file, or train in this --output_dir first "
                          "(training learns one, %s)." % MODEL_FILE)
     return learn(train_source.sample_lines(max_sentences), vocab_size, output_dir)
+
+
+LEARNED = "none yet: learned from the training text"
+
+
+def identity(vocab_file, output_dir):
+    """The content hash of the vocabulary `get` would use, read before anything is learned or built:
+    --vocab_file's, else output_dir's learned one; LEARNED when `get` would learn one now."""
+    path = vocab_file or os.path.join(output_dir, MODEL_FILE)
+    if not vocab_file and not tf.io.gfile.exists(path):
+        return LEARNED
+    with tf.io.gfile.GFile(path, "rb") as f:
+        return "sha256:" + hashlib.sha256(f.read()).hexdigest()
 
 
 def fit_vocabulary(config, vocabulary):

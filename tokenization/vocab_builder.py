@@ -56,7 +56,7 @@ class CreateVocabOptions(Options):
     input_file: str = option(
         help="Text input: one sentence per line, a blank line between documents (the format of "
         "create_pretraining_data.py). A file, a glob, or a comma-separated list of them.")
-    output_file: str = option(help="The vocabulary file to write, one token per line.")
+    output_file: str = option(help="The vocabulary file to write, one token per line.", path="output_file")
     vocab_size: int = option(
         30522, "Largest number of tokens, reserved ones included (BERT's uncased vocabulary has "
         "30522). A small corpus gives fewer: beyond single characters, a piece must occur at "

@@ -23,7 +23,7 @@ from classifier_data import metrics as metrics_lib
 from classifier_data import processors, submission
 from options import option
 from serving.export import ExportOptions, export_classifier
-from training import inference, input_checks, run_setup
+from training import inference, input_checks, run_record, run_setup
 from training import trainer as trainer_lib
 from training.training_options import EvaluationOptions, FineTuningOptions
 
@@ -76,6 +76,10 @@ class ClassifierRun:
         self.processor = processors.get_processor(options.task_name)
         self.task = processors.canonical_task_name(options.task_name)
         self._check_input_files()
+        train_files = self.processor.input_files(options.data_dir, "train") if options.do_train else []
+        self.record = run_record.check_training_run(
+            options, ("task_name",), vocab_file=run_record.file_hash(options.vocab_file),
+            data_dir=run_record.files_summary(train_files) if train_files else None)
         self.label_list = self.processor.get_labels()
         self.is_regression = self.processor.is_regression
         tokenization.validate_case_matches_checkpoint(options.do_lower_case, options.init_checkpoint)
@@ -132,7 +136,7 @@ class ClassifierRun:
                 is_training=True, drop_remainder=True, seed=options.random_seed),
             model_inputs=_model_inputs,
             compute_losses=losses_fn(self.is_regression),
-            records=run_setup.config_records(self.config),
+            records=dict(run_setup.config_records(self.config), **run_record.records(self.record)),
             input_files=[records],
         )
         return trainer_lib.train(options, schedule, strategy, task, self.freezer, callbacks)

@@ -13,7 +13,7 @@ from absl import logging
 
 import modeling
 from options import option
-from training import distribution, pretraining_input, record_files, run_setup
+from training import distribution, pretraining_input, record_files, run_record, run_setup
 from training import trainer as trainer_lib
 from training.pretraining_losses import PretrainingMetrics, pretraining_losses
 from training.training_options import EvaluationOptions, Schedule, TrainingOptions
@@ -53,8 +53,8 @@ def _model_inputs(batch):
     )
 
 
-def pretraining_task(options, config, input_files):
-    """The masked-LM + next-sentence task over pre-training records."""
+def pretraining_task(options, config, input_files, record=None):
+    """The masked-LM + next-sentence task over pre-training records; `record` is the run's (run_record)."""
     return trainer_lib.Task(
         build_model=lambda: modeling.build_model(modeling.BertPretrainingModel(config)),
         make_dataset=lambda batch_size, context: pretraining_input.training_dataset(
@@ -64,7 +64,7 @@ def pretraining_task(options, config, input_files):
         model_inputs=_model_inputs,
         compute_losses=pretraining_losses,
         loss_names=("loss", "masked_lm_loss", "next_sentence_loss"),
-        records=run_setup.config_records(config),
+        records=dict(run_setup.config_records(config), **(run_record.records(record) if record else {})),
         input_files=input_files,
     )
 
@@ -127,6 +127,8 @@ def run(options, callbacks=()):
     config = run_setup.effective_config(options)
     freezer = run_setup.bert_freezer(options, config)
     input_files = pretraining_input.expand_input_files(options.input_file)
+    record = run_record.check_training_run(options, ("max_predictions_per_seq",),
+                                           input_file=run_record.files_summary(input_files))
     # Before the records are read: multi_worker_mirrored must be set up
     # before TensorFlow runs its first op.
     strategy = run_setup.prepare(options)
@@ -138,7 +140,7 @@ def run(options, callbacks=()):
     if options.do_train:
         trainer = trainer_lib.train(
             options, Schedule(options.num_train_steps, options.num_warmup_steps), strategy,
-            pretraining_task(options, config, input_files), freezer, callbacks,
+            pretraining_task(options, config, input_files, record), freezer, callbacks,
         )
     if options.do_eval:
         return evaluate(options, config, strategy, input_files, trainer)

@@ -227,3 +227,16 @@ def test_lamb_with_freezing_resumes_exactly(data_dir, tmp_path):
     # Frozen variables have no LAMB slots; the others do.
     assert "bert/encoder/layer_0/attention/self/query/kernel/adam_m" not in names
     assert "bert/encoder/layer_1/attention/self/query/kernel/adam_m" in names
+
+
+def test_a_resume_with_another_batch_size_or_data_is_refused_in_one_line(data_dir, tmp_path):
+    output = tmp_path / "out"
+    pretraining.run(_options(data_dir, output, num_train_steps=2, save_checkpoints_steps=2, iterations_per_loop=2))
+    with pytest.raises(ValueError, match=r"^--train_batch_size: \S+ holds checkpoints of a run trained with 16, and "
+                                         r"this run has 8; resume with the same value, or start afresh with a new "
+                                         r"--output_dir\.$"):
+        pretraining.run(_options(data_dir, output, num_train_steps=4, train_batch_size=8))
+    with pytest.raises(ValueError, match=r'^--input_file: .* trained with "2 files, \d+ bytes, sha256:\w+", and this '
+                                         r'run has "1 files, \d+ bytes, sha256:\w+";'):
+        pretraining.run(_options(data_dir, output, num_train_steps=4, input_file=str(data_dir / "part-0.tfrecord")))
+    assert tf.train.latest_checkpoint(str(output)).endswith("model.ckpt-2")

@@ -28,7 +28,7 @@ class BertConfigOptions(Options):
 
     bert_config_file: str = option(
         help="The config json file corresponding to the pre-trained BERT model (the "
-        "architecture; its head_size key is honoured).")
+        "architecture; its head_size key is honoured).", path="file")
     head_size: Optional[int] = option(
         None, "Attention head size; overrides the config's head_size.", minimum=1, new=True)
 

@@ -23,7 +23,7 @@ import tokenization
 from classifier_data.features import check_vocab_fits_config
 from options import Options, option
 from serving.export import ExportOptions, export_squad
-from training import inference, input_checks, run_setup
+from training import inference, input_checks, run_record, run_setup
 from training import trainer as trainer_lib
 from training.training_options import FineTuningOptions
 
@@ -109,6 +109,9 @@ class SquadRun:
         for mode, flag in (("train", "train_file"), ("predict", "predict_file")):
             if getattr(options, "do_" + mode):
                 input_checks.check_readable(getattr(options, flag), "--do_%s reads it" % mode, flag)
+        self.record = run_record.check_training_run(
+            options, ("doc_stride", "max_query_length"), vocab_file=run_record.file_hash(options.vocab_file),
+            train_file=run_record.files_summary([options.train_file]) if options.do_train else None)
         tokenization.validate_case_matches_checkpoint(options.do_lower_case, options.init_checkpoint)
         self.config = run_setup.effective_config(options)
         self.freezer = run_setup.bert_freezer(options, self.config)
@@ -143,7 +146,7 @@ class SquadRun:
                 drop_remainder=True, seed=options.random_seed),
             model_inputs=_model_inputs,
             compute_losses=span_losses,
-            records=run_setup.config_records(self.config),
+            records=dict(run_setup.config_records(self.config), **run_record.records(self.record)),
             input_files=[records],
         )
         return trainer_lib.train(options, schedule, strategy, task, self.freezer, callbacks)

@@ -29,7 +29,7 @@ class InitCheckpointOptions(Options):
 class VocabOptions(Options):
     """The vocabulary of text inputs and how it is cased."""
 
-    vocab_file: str = option(help="The vocabulary file that the BERT model was trained on.")
+    vocab_file: str = option(help="The vocabulary file that the BERT model was trained on.", path="file")
     do_lower_case: bool = option(True, "Lower case the input; True for uncased models.")
 
 
@@ -37,7 +37,8 @@ class VocabOptions(Options):
 class TrainingOptions(DistributionOptions, FreezingOptions, InitCheckpointOptions):
     """The shared training flags: the original's, then ours (with TPU, distribution and freezing)."""
 
-    output_dir: str = option(help="The output directory where checkpoints and results are written.")
+    output_dir: str = option(help="The output directory where checkpoints and results are written.",
+                             path="output_dir")
     do_train: bool = option(False, "Whether to run training.")
     train_batch_size: int = option(32, "Total batch size for training.", minimum=1)
     learning_rate: float = option(5e-5, "The initial learning rate for the optimizer.")

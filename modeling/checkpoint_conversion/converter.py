@@ -46,19 +46,19 @@ class ConvertCheckpointOptions(Options):
                                choices=tuple(READERS))
     input: str = option(help="The checkpoint to convert: a HF directory (or its weights file); a checkpoint "
                         "prefix or directory for model_garden and original.")
-    output_dir: str = option(help="Directory to write the converted files to; they must not exist yet.")
+    output_dir: str = option(help="Directory to write the converted files to; they must not exist yet.",
+                             path="output_dir")
     output_format: str = option("original", "original: bert_model.ckpt, bert_config.json, vocab.txt. "
                                 "huggingface: config.json, model.safetensors, vocab.txt, tokenizer_config.json.",
                                 choices=tuple(OUTPUT_FILES))
     bert_config_file: Optional[str] = option(None, "model_garden and original input: the BERT config. "
-                                             "Default: bert_config.json beside --input.")
+                                             "Default: bert_config.json beside --input.", path="file")
     vocab_file: Optional[str] = option(None, "model_garden and original input: the vocabulary. "
-                                       "Default: vocab.txt beside --input.")
+                                       "Default: vocab.txt beside --input.", path="file")
     do_lower_case: bool = option(True, "huggingface output: the casing written to tokenizer_config.json "
                                  "(True for uncased models, False for cased).")
 
     def validate(self):
-        super().validate()
         if self.input_format == self.output_format:
             raise ValueError("--input_format=%s and --output_format=%s: nothing to convert."
                              % (self.input_format, self.output_format))
@@ -67,6 +67,7 @@ class ConvertCheckpointOptions(Options):
                 if getattr(self, flag):
                     raise ValueError("--%s is for model_garden and original input; a Hugging Face directory has "
                                      "its own config.json and vocab.txt." % flag)
+        super().validate()  # After the flags' combinations: a path that does not matter is not checked first.
 
 
 class Conversion(collections.namedtuple("Conversion", ["config", "absent", "paths"])):
