@@ -34,6 +34,22 @@ def expand(pattern, flag):
     return list(dict.fromkeys(files))
 
 
+def _decoded_lines(files, flag):
+    """(path, line number, stripped text) of every line, in file order.
+
+    Raises:
+      ValueError: for a byte that is not UTF-8, naming the flag, file and line.
+    """
+    for path in files:
+        with tf.io.gfile.GFile(path, "rb") as f:
+            for number, raw in enumerate(f, 1):
+                try:
+                    yield path, number, raw.decode("utf-8").strip()
+                except UnicodeDecodeError as error:
+                    raise ValueError("%s: %s line %d is not UTF-8 (byte %d)."
+                                     % (flag, path, number, error.start + 1)) from None
+
+
 def sample_lines(files, max_lines, flag):
     """Up to `max_lines` non-empty lines, in file order (for learning a vocabulary).
 
@@ -42,18 +58,20 @@ def sample_lines(files, max_lines, flag):
         when the files hold no non-empty line.
     """
     lines = []
-    for path in files:
-        with tf.io.gfile.GFile(path, "rb") as f:
-            for number, raw in enumerate(f, 1):
-                try:
-                    line = raw.decode("utf-8").strip()
-                except UnicodeDecodeError as error:
-                    raise ValueError("%s: %s line %d is not UTF-8 (byte %d)."
-                                     % (flag, path, number, error.start + 1)) from None
-                if line:
-                    lines.append(line)
-                    if len(lines) == max_lines:
-                        return lines
+    for _, _, line in _decoded_lines(files, flag):
+        if line:
+            lines.append(line)
+            if len(lines) == max_lines:
+                return lines
     if not lines:
         raise ValueError("%s: %s hold no text (every line is empty)." % (flag, ", ".join(files)))
     return lines
+
+
+def check_utf8(files, flag):
+    """Reads every line of `files`: ValueError naming the flag, file and line of a byte that is not UTF-8.
+
+    For text that is scored (evaluation, test): a score over bytes that are not text means nothing.
+    """
+    for _ in _decoded_lines(files, flag):
+        pass

@@ -35,3 +35,11 @@ def test_sample_lines_skips_empty_lines_and_names_bad_bytes(tmp_path):
     (tmp_path / "blank.txt").write_text("\n\n")
     with pytest.raises(ValueError, match="hold no text"):
         text_files.sample_lines([str(tmp_path / "blank.txt")], 10, "--train_file")
+
+
+def test_check_utf8_reads_every_line(tmp_path):
+    (tmp_path / "a.txt").write_text("one\n" * 1000)
+    (tmp_path / "b.txt").write_bytes(b"two\n" * 500 + b"caf\xe9\n")
+    text_files.check_utf8([str(tmp_path / "a.txt")], "--eval_file")
+    with pytest.raises(ValueError, match=r"^--test_file: \S+/b.txt line 501 is not UTF-8 \(byte 4\)\.$"):
+        text_files.check_utf8([str(tmp_path / "a.txt"), str(tmp_path / "b.txt")], "--test_file")

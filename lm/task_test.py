@@ -217,6 +217,12 @@ def test_empty_file_and_vocabulary_mismatch_are_named(text, tmp_path):
     empty.write_text("")
     with pytest.raises(ValueError, match="--eval_file: .*empty.txt is empty"):
         task.run(_options(text, tmp_path / "a", eval_file=str(empty)))
+    # Scored text that is not UTF-8 is refused, as training text is, before anything is built.
+    latin1 = tmp_path / "latin1.txt"
+    latin1.write_bytes(b"the cat\ncaf\xe9 au lait\n")
+    with pytest.raises(ValueError, match=r"^--eval_file: \S+/latin1.txt line 2 is not UTF-8 \(byte 4\)\.$"):
+        task.run(_options(text, tmp_path / "a2", eval_file=str(latin1)))
+    assert not (tmp_path / "a2").exists()
     config = tmp_path / "lm.json"
     config.write_text('{"vocab_size": 100, "hidden_size": 16, "num_attention_heads": 2, "num_hidden_layers": 1}')
     with pytest.raises(ValueError, match="vocab_size 100 does not fit the vocabulary .*spm.model \\(48 pieces\\)"):

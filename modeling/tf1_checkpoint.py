@@ -21,6 +21,8 @@ from modeling.checkpoint_names import original_variables
 # Training state that the original's checkpoints carry and model init ignores.
 OPTIMIZER_SLOT_SUFFIXES = ("/adam_m", "/adam_v")
 TRAINING_STATE_NAMES = ("global_step",)
+# The output layer of run_classifier.py's model: its first dimension is the task's number of labels.
+CLASSIFIER_HEAD = ("output_weights", "output_bias")
 
 
 class LoadResult(
@@ -115,10 +117,14 @@ def load_checkpoint(model, checkpoint_path):
                    list(checkpoint_shapes[name]), list(entry.shape))
             )
     if mismatches:
-        # One line, as every error of the entry points.
+        # One line, as every error of the entry points. Only the classifier's output layer differing is
+        # another label count (another --task_name), not another encoder.
+        names = [m.split(":", 1)[0] for m in mismatches]
+        cause = ("a classifier fine-tuned for another number of labels: another --task_name?"
+                 if set(names) <= set(CLASSIFIER_HEAD) else "a changed head_size or bert_config?")
         raise ValueError(
-            "%s does not fit the model (a changed head_size or bert_config?). "
-            "Shape mismatch for %d variable(s): %s" % (source, len(mismatches), "; ".join(mismatches))
+            "%s does not fit the model (%s). "
+            "Shape mismatch for %d variable(s): %s" % (source, cause, len(mismatches), "; ".join(mismatches))
         )
 
     loaded, missing = [], []

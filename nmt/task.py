@@ -126,6 +126,9 @@ class NmtOptions(TrainingOptions, EvaluationOptions, NmtDataOptions):
         super().validate()
         if not 0.0 <= self.label_smoothing < 1.0:
             raise ValueError("--label_smoothing=%s must be in [0, 1)." % self.label_smoothing)
+        if self.early_stopping_patience and self.do_train and not self.do_eval:
+            raise ValueError("--early_stopping_patience=%d needs --do_eval: early stopping watches the dev BLEU of "
+                             "each checkpoint." % self.early_stopping_patience)
         for mode, split in (("do_train", "train"), ("do_eval", "dev"), ("do_predict", "test")):
             src, tgt, tsv = (getattr(self, "%s_%s" % (split, kind)) for kind in ("src", "tgt", "tsv"))
             if tsv and (src or tgt):
@@ -290,7 +293,7 @@ def score_split(options, translator, text, num_pairs, split, step, epochs):
 class BestCheckpoint:
     """The dev-BLEU callback: keeps the best checkpoint in output_dir/best/, stops early if told.
 
-    Its state (best BLEU and step, evaluations since) is in
+    Its state (best BLEU and step, evaluations since, the last step evaluated) is in
     best/early_stopping.json, so a resumed run continues the count.
     """
 
@@ -306,6 +309,8 @@ class BestCheckpoint:
     def __call__(self, step):
         if step % self.options.save_checkpoints_steps and step != self.options.num_train_steps:
             return
+        if step <= self.state.get("last_evaluated_step", 0):
+            return  # Evaluated before a kill: the trainer calls again for the checkpoint it resumes from.
         if self._translator is None:
             self._translator = Translator(self.built["model"], self.vocabulary, self.options)
         results = score_split(self.options, self._translator, self.dev_text, self.dev_pairs, "dev", step,
@@ -331,6 +336,9 @@ class BestCheckpoint:
                      results["epochs"], state["best_bleu"], state["best_step"])
         patience = self.options.early_stopping_patience
         state["stopped"] = bool(patience) and state["evaluations_since_best"] >= patience
+        state["last_evaluated_step"] = step
+        # The evaluation's commit point: a kill before it re-evaluates this step on resume (and rewrites
+        # the best checkpoint and best_results.txt if it is the best), a kill after it does not.
         outputs.write_text(os.path.join(self.directory, EARLY_STOPPING_FILE), json.dumps(state, indent=2) + "\n")
         if state["stopped"]:
             raise trainer_lib.StopTraining("no better dev BLEU in %d evaluations (--early_stopping_patience)"

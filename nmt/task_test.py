@@ -124,10 +124,10 @@ def test_best_checkpoint_and_early_stopping(data, tmp_path, monkeypatch):
     state = translation.read_early_stopping(str(out))
     # Evaluations at steps 1..4: best 12 at step 2, then two without a better BLEU: stop at step 4.
     assert state == dict(best_bleu=12.0, best_step=2, best_epochs=pytest.approx(2 * 8 / 400),
-                         evaluations_since_best=2, stopped=True)
+                         evaluations_since_best=2, stopped=True, last_evaluated_step=4)
     assert os.path.basename(tf.train.latest_checkpoint(str(out))) == "model.ckpt-4"
     # A re-run does not train further.
-    translation.run(dataclasses.replace(options, do_eval=False))
+    translation.run(dataclasses.replace(options, do_eval=False, early_stopping_patience=0))
     assert os.path.basename(tf.train.latest_checkpoint(str(out))) == "model.ckpt-4"
 
 
@@ -197,6 +197,8 @@ def test_presets_fill_what_the_command_line_leaves(data, tmp_path):
     (dict(freeze="ffn:decoder:3"), "'ffn:decoder:3' matches no variable of this model \\(the model has layers 0-0\\)"),
     (dict(label_smoothing=1.0), "--label_smoothing=1.0 must be in \\[0, 1\\)"),
     (dict(do_train=False), "At least one of `--do_train`"),
+    (dict(early_stopping_patience=3), r"^--early_stopping_patience=3 needs --do_eval: early stopping watches the dev "
+                                      r"BLEU of each checkpoint\.$"),
 ])
 def test_bad_input_errors(data, tmp_path, overrides, message):
     with pytest.raises(ValueError, match=message):
@@ -236,3 +238,66 @@ def test_a_resume_on_another_vocabulary_is_refused_before_one_is_learned(data, t
         translation.run(_options(data, out, spm_model=None, vocab_size=60))
     assert not (out / vocabulary_lib.MODEL_FILE).exists()
     assert tf.train.latest_checkpoint(str(out)).endswith("model.ckpt-2")
+
+
+EVALUATED_RUN = dict(num_train_steps=6, save_checkpoints_steps=3, iterations_per_loop=3, do_eval=True,
+                     do_predict=True)
+OUTPUT_FILES = ("eval_results.txt", "test_results.txt", "translations.dev.txt", "translations.test.txt",
+                "best/best_results.txt", "best/early_stopping.json")
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(data, tmp_path_factory):
+    out = tmp_path_factory.mktemp("uninterrupted")
+    translation.run(_options(data, out, test_tsv=str(data / "test.tsv"), **EVALUATED_RUN))
+    return out
+
+
+def _crash_at(crash_step):
+    def callback(step):
+        if step == crash_step:
+            raise _Crash()
+    return callback
+
+
+def _kill_once(monkeypatch, owner, name, when, after=False):
+    """Makes owner.name raise _Crash (a kill: nothing after it runs) the first time `when(*args)` holds."""
+    real, fired = getattr(owner, name), []
+
+    def patched(*args, **kwargs):
+        if not fired and when(*args, **kwargs):
+            fired.append(True)
+            if after:
+                real(*args, **kwargs)
+            raise _Crash()
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, patched)
+
+
+@pytest.mark.parametrize("window", ["training", "after_the_save", "dev_evaluation", "best_checkpoint_copy"])
+def test_a_kill_in_any_window_then_a_rerun_gives_the_uninterrupted_outputs(data, tmp_path, monkeypatch,
+                                                                          uninterrupted, window):
+    out = tmp_path / window
+    options = _options(data, out, test_tsv=str(data / "test.tsv"), **EVALUATED_RUN)
+    callbacks = ()
+    if window == "training":  # Step 4: after the checkpoint and evaluation of step 3.
+        callbacks = [_crash_at(4)]
+    elif window == "after_the_save":  # model.ckpt-3 written, its dev evaluation not started.
+        _kill_once(monkeypatch, translation.BestCheckpoint, "__call__", lambda self, step: step == 3)
+    elif window == "dev_evaluation":
+        _kill_once(monkeypatch, translation, "score_split", lambda *a: a[4] == "dev" and a[5] == 3)
+    else:  # The best weights copied, early_stopping.json not yet written: the two disagree.
+        _kill_once(monkeypatch, translation.tf1_checkpoint, "write_tensors",
+                   lambda prefix, tensors: os.sep + "best" + os.sep in prefix, after=True)
+    with pytest.raises(_Crash):
+        translation.run(options, callbacks=callbacks)
+    assert tf.train.latest_checkpoint(str(out)).endswith("model.ckpt-3")
+    monkeypatch.undo()
+    translation.run(options)
+    for name in OUTPUT_FILES:
+        assert (out / name).read_bytes() == (uninterrupted / name).read_bytes(), name
+    a = tf.train.load_checkpoint(str(uninterrupted / "best" / "model.ckpt"))
+    b = tf.train.load_checkpoint(str(out / "best" / "model.ckpt"))
+    for name in a.get_variable_to_shape_map():
+        np.testing.assert_array_equal(a.get_tensor(name), b.get_tensor(name), err_msg=name)

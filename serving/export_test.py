@@ -192,6 +192,14 @@ def test_export_model_errors_name_the_flag(files, exports, tmp_path):
     with pytest.raises(ValueError, match=r"--init_checkpoint=.* lacks 2 variables of the classifier model "
                                          r"\(output_bias, output_weights\)"):
         export_model.run(_export_options(files, tmp_path, task_name="MNLI", init_checkpoint=encoder_prefix))
+    # An MNLI classifier (3 labels) exported as CoLA (2): the label count, not head_size, is to blame.
+    mnli_prefix = str(tmp_path / "mnli" / "model.ckpt-5")
+    modeling.save_checkpoint(exports["classifier"][0], mnli_prefix)
+    with pytest.raises(ValueError, match=r"does not fit the model \(a classifier fine-tuned for another number of "
+                                         r"labels: another --task_name\?\)\. Shape mismatch for 2 variable\(s\): "
+                                         r"output_weights: checkpoint shape \[3, 32\], model shape \[2, 32\]; "
+                                         r"output_bias: checkpoint shape \[3\], model shape \[2\]$"):
+        export_model.run(_export_options(files, tmp_path, task_name="CoLA", init_checkpoint=mnli_prefix))
     # An encoder export of the same checkpoint works, with export_model's default length.
     path = export_model.run(_export_options(files, tmp_path, export_type="encoder", max_seq_length=None,
                                             init_checkpoint=encoder_prefix))

@@ -367,7 +367,8 @@ def train(options, schedule, strategy, task, freezer, callbacks=()):
 
     Args:
       options, schedule, strategy, task, freezer: as `Trainer`.
-      callbacks: functions of the global step, called after each loop once its
+      callbacks: functions of the global step (each may be called again for a
+        step it has seen: on resume, for the checkpoint restored), called after each loop once its
         checkpoint (if any) is written; the resume tests crash the run here,
         early stopping raises StopTraining (in a cluster, on every worker at
         the same step: the save that follows needs them all).
@@ -384,6 +385,15 @@ def train(options, schedule, strategy, task, freezer, callbacks=()):
     trainer = Trainer(options, schedule, strategy, task, freezer)
     step, end = trainer.restore(), schedule.num_train_steps
     trainer.write_records()
+    if trainer.resume_from and (step % options.save_checkpoints_steps == 0 or step == end):
+        # A kill between a checkpoint and its step's callbacks (a dev evaluation) would lose them:
+        # they run again for the restored step, and skip what they finished before.
+        try:
+            for callback in callbacks:
+                callback(step)
+        except StopTraining as stop:
+            logging.info("Training stops at step %d of %d: %s", step, end, stop)
+            return trainer
     if step >= end:
         logging.info("Already at step %d of %d: nothing to train.", step, end)
         return trainer

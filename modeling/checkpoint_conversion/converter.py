@@ -109,14 +109,24 @@ def run(options):
     return Conversion(checkpoint.config, absent, paths)
 
 
+REQUIRED_TOKENS = ("[CLS]", "[SEP]", "[UNK]")
+
+
 def check_vocabulary(checkpoint):
-    """Token ids must index the embedding table: no more tokens than vocab_size.
+    """A BERT WordPiece vocabulary whose ids index the embedding table: [CLS], [SEP] and [UNK] in it, and no
+    more tokens than vocab_size.
 
     Raises:
       ConversionError: naming the vocabulary and the config.
     """
     with tf.io.gfile.GFile(checkpoint.vocab_file) as f:
-        tokens = sum(1 for line in f if line.strip())
+        entries = [line.strip() for line in f if line.strip()]
+    tokens = len(entries)
+    lacking = [token for token in REQUIRED_TOKENS if token not in set(entries)]
+    if lacking:
+        raise ConversionError("%s lacks %s: not a BERT WordPiece vocabulary (every input starts with [CLS] and "
+                              "ends with [SEP]); give the model's vocab.txt." % (checkpoint.vocab_file,
+                                                                                 ", ".join(lacking)))
     if tokens > checkpoint.config.vocab_size:
         raise ConversionError("%s has %d tokens, more than `vocab_size` = %d in %s: expected at most that many."
                               % (checkpoint.vocab_file, tokens, checkpoint.config.vocab_size,

@@ -94,3 +94,14 @@ def test_a_vocabulary_larger_than_the_embedding_table_is_refused(tmp_path):
                                               r".*ours/bert_config.json: expected at most that many"):
         run(ConvertCheckpointOptions(input_format="original", input=ours, output_format="huggingface",
                                      output_dir=str(tmp_path / "hf")))
+
+
+def test_a_vocabulary_without_the_bert_specials_is_refused(tmp_path):
+    ours = testing.write_original_dir(str(tmp_path / "ours"), testing.random_tensors())
+    with open(os.path.join(ours, "vocab.txt"), "w") as f:
+        f.write("".join("tok%d\n" % i for i in range(30)))
+    with pytest.raises(ConversionError, match=r"^\S+ours/vocab.txt lacks \[CLS\], \[SEP\], \[UNK\]: not a BERT "
+                                              r"WordPiece vocabulary"):
+        run(ConvertCheckpointOptions(input_format="original", input=ours, output_format="huggingface",
+                                     output_dir=str(tmp_path / "hf")))
+    assert not os.path.exists(tmp_path / "hf")
