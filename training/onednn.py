@@ -86,3 +86,16 @@ def assume_frozen_weights(dtype, trains):
         return False
     os.environ[FROZEN_WEIGHTS_VARIABLE] = "1"
     return True
+
+
+def refuse_frozen_weights_in_training():
+    """Raises ValueError when TF_ONEDNN_ASSUME_FROZEN_WEIGHTS is on in a process that trains.
+
+    oneDNN's product kernels would keep the weights they first see and compute every later step with
+    them: training silently goes wrong (and a resumed run differs from an uninterrupted one, which is
+    how a test run that leaked the variable into the environment showed it).
+    """
+    if os.environ.get(FROZEN_WEIGHTS_VARIABLE, "0") not in ("", "0"):
+        raise ValueError("%s=%s is set in the environment: oneDNN would keep the weights it first sees and train "
+                         "on with them unchanged. Unset it (or set it to 0) to train."
+                         % (FROZEN_WEIGHTS_VARIABLE, os.environ[FROZEN_WEIGHTS_VARIABLE]))

@@ -93,14 +93,27 @@ def test_a_threshold_the_user_set_is_kept(monkeypatch):
 
 def test_frozen_weights_only_for_a_bfloat16_process_that_does_not_train(monkeypatch):
     # Only the variable is set here; TensorFlow reads it once, in the process's first oneDNN
-    # product kernel, which this test does not create (monkeypatch removes it afterwards).
-    monkeypatch.delenv(onednn.FROZEN_WEIGHTS_VARIABLE, raising=False)
+    # product kernel, which this test does not create. setenv first, so that monkeypatch removes
+    # what assume_frozen_weights sets: a delenv of an absent variable records nothing to undo, and
+    # the variable leaked into the processes later tests of this worker start (their training
+    # runs then kept stale weights: the resume test failed whenever it ran after this one).
+    monkeypatch.setenv(onednn.FROZEN_WEIGHTS_VARIABLE, "unset by the test")
+    monkeypatch.delenv(onednn.FROZEN_WEIGHTS_VARIABLE)
     assert not onednn.assume_frozen_weights("float32", trains=False)
     assert not onednn.assume_frozen_weights("float16", trains=False)
     assert not onednn.assume_frozen_weights("bfloat16", trains=True)
     assert onednn.FROZEN_WEIGHTS_VARIABLE not in os.environ
     assert onednn.assume_frozen_weights("bfloat16", trains=False)
     assert os.environ[onednn.FROZEN_WEIGHTS_VARIABLE] == "1"
+
+
+def test_the_frozen_weights_test_leaves_the_environment_as_it_found_it():
+    # The variable leaking into this worker's later subprocesses made their training keep stale weights.
+    with pytest.MonkeyPatch.context() as outer:
+        outer.delenv(onednn.FROZEN_WEIGHTS_VARIABLE, raising=False)
+        with pytest.MonkeyPatch.context() as inner:
+            test_frozen_weights_only_for_a_bfloat16_process_that_does_not_train(inner)
+        assert onednn.FROZEN_WEIGHTS_VARIABLE not in os.environ
 
 
 def test_frozen_weights_the_user_turned_off_stay_off(monkeypatch):

@@ -35,7 +35,7 @@ from official.modeling import performance
 import outputs
 from modeling import seeded_init
 from modeling.checkpoint_names import original_variables
-from training import distribution, init_checkpoint, record_files, training_checkpoint
+from training import distribution, init_checkpoint, onednn, record_files, training_checkpoint
 from training.optimization import build_optimizer, create_optimizer, current_learning_rate
 
 
@@ -382,6 +382,7 @@ def train(options, schedule, strategy, task, freezer, callbacks=()):
       FloatingPointError: the loss diverged.
       RuntimeError: another worker of the cluster was lost.
     """
+    onednn.refuse_frozen_weights_in_training()
     trainer = Trainer(options, schedule, strategy, task, freezer)
     step, end = trainer.restore(), schedule.num_train_steps
     trainer.write_records()

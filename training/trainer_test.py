@@ -339,3 +339,16 @@ def test_a_damaged_input_record_is_named_and_the_steps_trained_are_kept(tmp_path
     assert names == sorted(saved.get_variable_to_shape_map())
     for name in names:
         np.testing.assert_array_equal(saved.get_tensor(name), reference.get_tensor(name), err_msg=name)
+
+
+def test_training_with_onednn_frozen_weights_is_refused(tmp_path, monkeypatch):
+    # oneDNN would keep the first weights it sees: every step would train on stale weights.
+    monkeypatch.setenv("TF_ONEDNN_ASSUME_FROZEN_WEIGHTS", "1")
+    with pytest.raises(ValueError, match=r"^TF_ONEDNN_ASSUME_FROZEN_WEIGHTS=1 is set in the environment: oneDNN would "
+                                         r"keep the weights it first sees and train on with them unchanged\. Unset it "
+                                         r"\(or set it to 0\) to train\.$"):
+        trainer_lib.train(
+            TrainingOptions(output_dir=str(tmp_path), train_batch_size=4, random_seed=1), Schedule(2, 1),
+            distribution.get_strategy(TrainingOptions(output_dir="")), _task(),
+            run_setup.bert_freezer(TrainingOptions(output_dir=""), CONFIG))
+    assert not os.listdir(tmp_path)
