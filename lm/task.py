@@ -152,7 +152,7 @@ def training_data(options, found):
     return "tfds %s train in %s" % (tfds_source.DATASET, options.tfds_data_dir)
 
 
-def lm_task(options, config, vocabulary, train_source, record):
+def lm_task(options, config, vocabulary, train_source, record=None):
     return trainer_lib.Task(
         build_model=lambda: transformer_lm.build_lm(transformer_lm.TransformerLm(config)),
         make_dataset=lambda batch_size, context: lm_dataset.training_dataset(

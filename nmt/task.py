@@ -213,7 +213,7 @@ def build_model(config):
     return transformer_nmt.build_nmt(transformer_nmt.TransformerNmt(config))
 
 
-def translation_task(options, config, vocabulary, train_text, built, record):
+def translation_task(options, config, vocabulary, train_text, built, record=None):
     """The trainer's Task; `built` receives the model (the dev-BLEU callback needs it); `record` is the run's."""
 
     def build():

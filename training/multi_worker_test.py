@@ -221,7 +221,8 @@ def test_two_workers_train_as_one_process_and_resume_after_one_is_killed(tmp_pat
     assert len(events) == 2
     assert sorted(set(files) - set(events)) == [
         "bert_config.json", "checkpoint", "model.ckpt-4.data-00000-of-00001", "model.ckpt-4.index",
-        "model.ckpt-8.data-00000-of-00001", "model.ckpt-8.index", "parameters.json", "training_state"]
+        "model.ckpt-8.data-00000-of-00001", "model.ckpt-8.index", "parameters.json", "run.json",
+        "training_state"]
     for worker in ("worker-0-of-2", "worker-1-of-2"):
         assert sorted(os.listdir(output / "training_state" / worker)) == [
             "ckpt-%d.%s" % (step, ext) for step in (4, 8) for ext in ("data-00000-of-00001", "index")]

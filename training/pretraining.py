@@ -64,7 +64,7 @@ def pretraining_task(options, config, input_files, record=None):
         model_inputs=_model_inputs,
         compute_losses=pretraining_losses,
         loss_names=("loss", "masked_lm_loss", "next_sentence_loss"),
-        records=dict(run_setup.config_records(config), **(run_record.records(record) if record else {})),
+        records=dict(run_setup.config_records(config), **run_record.records(record)),
         input_files=input_files,
     )
 

@@ -20,7 +20,7 @@ def test_log_steps_defaults_to_the_estimators_100_and_must_be_positive():
         TrainingOptions(output_dir="out", log_steps=0).validate()
 
 
-def test_fine_tuning_schedule_is_the_originals():
+def test_fine_tuning_schedule_is_the_originals(tmp_path):
     options = FineTuningOptions(output_dir="out", vocab_file="v", train_batch_size=32,
                                 num_train_epochs=3.0, warmup_proportion=0.1)
     # int(3668 / 32 * 3) = 343 steps, int(34.3) = 34 warm-up: MRPC with the README's flags.
@@ -28,4 +28,4 @@ def test_fine_tuning_schedule_is_the_originals():
     with pytest.raises(ValueError, match="give no training step"):
         options.schedule(10)
     with pytest.raises(ValueError, match=r"--warmup_proportion=1.5 must be in \[0, 1\]"):
-        FineTuningOptions(output_dir="out", vocab_file="v", warmup_proportion=1.5).validate()
+        FineTuningOptions(output_dir=str(tmp_path / "out"), vocab_file=__file__, warmup_proportion=1.5).validate()
