@@ -16,6 +16,7 @@ import dataclasses
 
 import numpy as np
 import tensorflow as tf
+import tf_keras
 
 
 @dataclasses.dataclass(frozen=True)
@@ -65,7 +66,7 @@ def fit_head(inputs, target, head_size, steps=1500, learning_rate=0.05, restarts
         rng = np.random.RandomState(seed * 1000 + restart)
         w_q = tf.Variable(rng.standard_normal((d, head_size)).astype(np.float32) / np.sqrt(d))
         w_k = tf.Variable(rng.standard_normal((d, head_size)).astype(np.float32) / np.sqrt(d))
-        optimizer = tf.keras.optimizers.Adam(learning_rate)
+        optimizer = tf_keras.optimizers.Adam(learning_rate)
 
         def log_head():
             logits = tf.matmul(tf.matmul(x, w_q), tf.matmul(x, w_k), transpose_b=True) * scale

@@ -8,6 +8,7 @@ OSError for local paths and tf.errors.OpError for remote ones: catch
 
 import builtins
 import glob as glob_lib
+import hashlib
 import os
 import sys
 
@@ -59,6 +60,15 @@ def open_file(path, mode="r"):
     if "b" in mode:
         return builtins.open(path, mode)
     return builtins.open(path, mode, encoding="utf-8", newline="")
+
+
+def content_hash(path):
+    """"sha256:<hex>" of a file's bytes, read in 1 MiB blocks: how runs record the files they depend on."""
+    digest = hashlib.sha256()
+    with open_file(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return "sha256:" + digest.hexdigest()
 
 
 def remove(path):

@@ -16,7 +16,7 @@ from absl import logging
 
 from options import Options, option
 import outputs
-from reproduction import runner
+from reproduction import plan as plan_lib, runner
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCALES = ("paper", "tiny")
@@ -40,11 +40,6 @@ class ReproduceOptions(Options):
     dry_run: bool = option(False, "Write and print the plan (plan.sh, plan.md); run nothing.")
 
 
-def output_directories(steps):
-    """Every folder the steps write into: create_pretraining_data and the probe need them to exist."""
-    return sorted({os.path.dirname(path) for step in steps for path in step.outputs})
-
-
 def plan_script(steps, experiment, scale, notes=()):
     """plan.sh: every command in order, each skipped when its outputs exist.
 
@@ -64,7 +59,7 @@ def plan_script(steps, experiment, scale, notes=()):
         'DISTRIBUTION_FLAGS="${DISTRIBUTION_FLAGS:-}"',
         'PYTHON="${PYTHON:-python}"',
         "cd %s" % shlex.quote(ROOT),
-        "mkdir -p %s" % " ".join(shlex.quote(d) for d in output_directories(steps)),
+        "mkdir -p %s" % " ".join(shlex.quote(d) for d in plan_lib.output_directories(steps)),
         "",
     ]
     for step in steps:

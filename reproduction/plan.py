@@ -9,11 +9,12 @@ builds its own steps (its layout under --output_dir is in its module).
 
 import dataclasses
 import glob
-import hashlib
 import os
 import re
 import shlex
 from typing import Optional
+
+import file_system
 
 # Flags naming what a step writes (or a checkpoint an earlier step wrote, kept by that step's inputs).
 _OUTPUT_FLAGS = frozenset(("output_dir", "output_file", "summary_file", "plot_file", "init_checkpoint"))
@@ -79,6 +80,11 @@ class Step:
         return self.outputs[0] + INPUTS_SUFFIX
 
 
+def output_directories(steps):
+    """Every folder the steps write into: create_pretraining_data and the probe need them to exist."""
+    return sorted({os.path.dirname(path) for step in steps for path in step.outputs})
+
+
 def _matching(pattern):
     """The local files a flag's value names: a file, a glob's matches, or the files directly in a folder."""
     if not pattern or "://" in pattern:
@@ -94,8 +100,7 @@ def _describe(path):
     size = os.path.getsize(path)
     if size > _HASHED_BYTES:
         return "%s: %d bytes" % (path, size)
-    with open(path, "rb") as f:
-        return "%s: %d bytes, sha256:%s" % (path, size, hashlib.sha256(f.read()).hexdigest()[:16])
+    return "%s: %d bytes, %s" % (path, size, file_system.content_hash(path))
 
 
 def _shell_word(word):

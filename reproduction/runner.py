@@ -27,6 +27,10 @@ def options_of(step, programs):
     return options_class(**step.flags)
 
 
+def _write_inputs(step):
+    outputs.write_text(step.inputs_file(), json.dumps(step.inputs(), indent=1, sort_keys=True) + "\n")
+
+
 def check_inputs(step):
     """A finished step counts as done only for the inputs it ran with (kept beside its outputs).
 
@@ -36,8 +40,7 @@ def check_inputs(step):
     path = step.inputs_file()
     current = step.inputs()
     if not os.path.exists(path):
-        # Finished before steps kept their inputs: adopted as they are now.
-        outputs.write_text(path, json.dumps(current, indent=1, sort_keys=True) + "\n")
+        _write_inputs(step)  # Finished before steps kept their inputs: adopted as they are now.
         return
     with open(path, encoding="utf-8") as f:
         recorded = json.load(f)
@@ -93,7 +96,7 @@ def run(steps, programs, before_step=None):
         tf_keras.mixed_precision.set_global_policy("float32")
         if not step.is_done():
             raise RuntimeError("Step %s ended without its outputs: %s" % (step.name, ", ".join(step.outputs)))
-        outputs.write_text(step.inputs_file(), json.dumps(step.inputs(), indent=1, sort_keys=True) + "\n")
+        _write_inputs(step)
         durations.append(time.time() - step_started)
         ran += 1
         remaining = len(steps) - index

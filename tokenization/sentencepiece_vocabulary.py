@@ -16,6 +16,7 @@ import sentencepiece as spm
 import tensorflow as tf
 from absl import logging
 
+import file_system
 import outputs
 
 MODEL_FILE = "spm.model"
@@ -135,8 +136,7 @@ def identity(vocab_file, output_dir):
     path = vocab_file or os.path.join(output_dir, MODEL_FILE)
     if not vocab_file and not tf.io.gfile.exists(path):
         return LEARNED
-    with tf.io.gfile.GFile(path, "rb") as f:
-        return "sha256:" + hashlib.sha256(f.read()).hexdigest()
+    return file_system.content_hash(path)
 
 
 def fit_vocabulary(config, vocabulary):

@@ -16,6 +16,7 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
+import file_system
 import modeling
 import tokenization
 from classifier_data import features as features_lib
@@ -78,7 +79,7 @@ class ClassifierRun:
         self._check_input_files()
         train_files = self.processor.input_files(options.data_dir, "train") if options.do_train else []
         self.record = run_record.check_training_run(
-            options, ("task_name",), vocab_file=run_record.file_hash(options.vocab_file),
+            options, ("task_name",), vocab_file=file_system.content_hash(options.vocab_file),
             data_dir=run_record.files_summary(train_files) if train_files else None)
         self.label_list = self.processor.get_labels()
         self.is_regression = self.processor.is_regression

@@ -21,19 +21,6 @@ import tensorflow as tf
 from training import training_checkpoint
 
 RUN_FILE = "run.json"
-_CHUNK = 1 << 20
-
-
-def file_hash(path):
-    """sha256 of a file's bytes, as "sha256:<hex>"."""
-    digest = hashlib.sha256()
-    with tf.io.gfile.GFile(path, "rb") as f:
-        while True:
-            chunk = f.read(_CHUNK)
-            if not chunk:
-                break
-            digest.update(chunk)
-    return "sha256:" + digest.hexdigest()
 
 
 def files_summary(paths):

@@ -17,6 +17,7 @@ from typing import Optional
 import tensorflow as tf
 from absl import logging
 
+import file_system
 import modeling
 import squad_data
 import tokenization
@@ -110,7 +111,7 @@ class SquadRun:
             if getattr(options, "do_" + mode):
                 input_checks.check_readable(getattr(options, flag), "--do_%s reads it" % mode, flag)
         self.record = run_record.check_training_run(
-            options, ("doc_stride", "max_query_length"), vocab_file=run_record.file_hash(options.vocab_file),
+            options, ("doc_stride", "max_query_length"), vocab_file=file_system.content_hash(options.vocab_file),
             train_file=run_record.files_summary([options.train_file]) if options.do_train else None)
         tokenization.validate_case_matches_checkpoint(options.do_lower_case, options.init_checkpoint)
         self.config = run_setup.effective_config(options)

@@ -389,11 +389,7 @@ def train(options, schedule, strategy, task, freezer, callbacks=()):
     if trainer.resume_from and (step % options.save_checkpoints_steps == 0 or step == end):
         # A kill between a checkpoint and its step's callbacks (a dev evaluation) would lose them:
         # they run again for the restored step, and skip what they finished before.
-        try:
-            for callback in callbacks:
-                callback(step)
-        except StopTraining as stop:
-            logging.info("Training stops at step %d of %d: %s", step, end, stop)
+        if _stopped_by(callbacks, step, end):
             return trainer
     if step >= end:
         logging.info("Already at step %d of %d: nothing to train.", step, end)
@@ -424,16 +420,23 @@ def train(options, schedule, strategy, task, freezer, callbacks=()):
         log.write(step, previous, losses, current_learning_rate(trainer.optimizer), time.time() - start)
         if step % options.save_checkpoints_steps == 0 or step == end:
             last_saved, saved_step = trainer.save(), step
-        try:
-            for callback in callbacks:
-                callback(step)
-        except StopTraining as stop:
-            logging.info("Training stops at step %d of %d: %s", step, end, stop)
+        if _stopped_by(callbacks, step, end):
             if saved_step != step:
                 trainer.save()
             break
     log.close()
     return trainer
+
+
+def _stopped_by(callbacks, step, end):
+    """Calls the callbacks at `step`; whether one stopped training (StopTraining, logged)."""
+    try:
+        for callback in callbacks:
+            callback(step)
+    except StopTraining as stop:
+        logging.info("Training stops at step %d of %d: %s", step, end, stop)
+        return True
+    return False
 
 
 def _keep_trained(trainer, saved_step, last_saved):

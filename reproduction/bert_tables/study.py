@@ -22,6 +22,7 @@ from pretraining_data import pipeline
 from pretraining_data.instances import CreatePretrainingDataOptions
 from reproduction import tiny_data
 from reproduction.bert_tables import experiments, plan as plan_lib, plots, results as results_lib, scales
+from reproduction.plan import output_directories
 from reproduction.study import Plan, Study
 from training import classification, compute_dtype, pretraining, squad
 
@@ -224,7 +225,7 @@ class TableStudy(Study):
         output_dir = options.output_dir
         os.makedirs(output_dir, exist_ok=True)
         steps = plan_lib.build(experiment, scale, paths, output_dir, num_seeds, dtype)
-        for directory in sorted({os.path.dirname(path) for step in steps for path in step.outputs}):
+        for directory in output_directories(steps):
             os.makedirs(directory, exist_ok=True)
         write_configs(output_dir, experiment, scale, vocab_size)
         probe_input = plan_lib.probe_input_path(output_dir)
