@@ -11,11 +11,14 @@ experiment carries what its text states, printed beside our numbers.
 grows by adding heads; its standard-rule partner with the same h grows d
 (Fig. 1) or the FFN (Fig. 3a) to the smallest value whose model has at least
 as many parameters, never below the paper's starting point (d = 256, FFN
-1024): with few heads the fixed model is the smaller one.
+1024): with few heads the fixed model is the smaller one. Every scale matches
+anew at its own layers and vocabulary (shrinking the paper's matched sizes
+would leave the partners a few per cent apart).
 
 Layout under --output_dir:
   configs/<row>.json     the row's lm_config.json at this scale
   <row>/                 run_lm.py: checkpoints, eval_results.txt, test_results.txt
+  <row>_seed<s>/         the same, per seed, at a scale with several seeds
 
 The first row learns the vocabulary (unless --vocab_file gives one) and the
 others read it from its output_dir, so every row scores the same sub-words.
@@ -51,6 +54,9 @@ class LmRow:
     intermediate_size: int = 1024
     family: str = ""
     freeze: str = ""
+    matched_to: Optional["LmRow"] = None  # The fixed-head-size partner whose parameters this row matches,
+    grow: str = ""  # by growing "hidden_size" or "intermediate_size",
+    limit: Optional[int] = None  # up to this paper-scale size.
 
     @property
     def effective_head_size(self):
@@ -88,13 +94,31 @@ class LmScale:
     learning_rate_schedule: str
     save_checkpoints_steps: int
     preset: Optional[str] = None  # run_lm.py --preset, when the scale is one.
+    seeds: tuple = (LM_SEED,)  # run_lm.py --random_seed of each row's runs: initialisation and data order.
+    heads: Optional[tuple] = None  # Head counts kept by the figures that vary them (None: the paper's).
+    minutes: Optional[dict] = None  # {experiment: wall-clock minutes measured on 2 CPU cores}.
+
+    def rows(self, experiment):
+        """The experiment's rows run at this scale."""
+        if self.heads is None or experiment.varies != "num_heads":
+            return experiment.rows
+        return tuple(row for row in experiment.rows if row.num_heads in self.heads)
 
     def config(self, row):
         """The row's LmConfig at this scale (vocab_size from the vocabulary).
 
         A standard-rule row keeps d a multiple of h: d becomes the multiple of
-        h nearest to d / shrink (at least h).
+        h nearest to d / shrink (at least h). A matched row below paper scale
+        is matched again here, at this scale's layers and vocabulary.
         """
+        if row.matched_to is not None and self.shrink != 1:
+            def count(candidate):
+                return count_parameters(self._shrunk(candidate).replace(vocab_size=self.vocab_size))["total"]
+
+            row = matched_standard(row.matched_to, row.grow, row.limit, count)
+        return self._shrunk(row)
+
+    def _shrunk(self, row):
         hidden = row.hidden_size // self.shrink
         if row.head_size is None:
             hidden = row.num_heads * max(1, round(row.hidden_size / self.shrink / row.num_heads))
@@ -112,7 +136,14 @@ PAPER = LmScale(name="paper", num_layers=NUM_LAYERS, shrink=1, vocab_size=PAPER_
 TINY = LmScale(name="tiny", num_layers=2, shrink=4, vocab_size=2000, max_seq_length=64, train_batch_size=32,
                num_train_steps=120, num_warmup_steps=12, learning_rate=2e-3, learning_rate_schedule="linear",
                save_checkpoints_steps=1000)
-SCALES = {s.name: s for s in (PAPER, TINY)}
+# Real English text on 2 CPU cores, about an hour per figure: 3 layers; d, d_p and the FFN halved (d = 128,
+# d_p = 16, about a book line's length in sub-words); sequences of up to 32 sub-words (a line of a book
+# is ~20); a 4k vocabulary; two seeds per row. Fig. 1 and 3a keep 4, 16 and 32 heads: at 32 the standard
+# rule's d/h is 4, well below n.
+SMALL = LmScale(name="small", num_layers=3, shrink=2, vocab_size=4000, max_seq_length=32, train_batch_size=64,
+                num_train_steps=1200, num_warmup_steps=120, learning_rate=2e-3, learning_rate_schedule="linear",
+                save_checkpoints_steps=400, seeds=(1, 2), heads=(4, 16, 32), minutes={})
+SCALES = {s.name: s for s in (PAPER, TINY, SMALL)}
 
 
 def parameters(row, vocab_size=PAPER_VOCAB_SIZE):
@@ -120,24 +151,26 @@ def parameters(row, vocab_size=PAPER_VOCAB_SIZE):
     return count_parameters(PAPER.config(row).replace(vocab_size=vocab_size))["total"]
 
 
-def matched_standard(fixed, grow, vocab_size=PAPER_VOCAB_SIZE, limit=None):
+def matched_standard(fixed, grow, limit=None, count=parameters):
     """The standard-rule row (d_p = d/h, same h) with at least `fixed`'s parameters.
 
     Args:
       grow: "hidden_size" (d in multiples of h from 256, up to `limit`) or
         "intermediate_size" (the FFN in multiples of 64 from 1024).
+      count: row -> its parameters (default: at paper scale).
+
+    Returns:
+      The row (paper-scale sizes), remembering `fixed`, `grow` and `limit`.
     """
-    target = parameters(fixed, vocab_size)
+    target = count(fixed)
     h = fixed.num_heads
     if grow == "hidden_size":
         first = -(-256 // h) * h
         candidates = [LmRow("", d, h) for d in range(first, (limit or 4096) + 1, h)]
     else:
         candidates = [LmRow("", 256, h, intermediate_size=i) for i in range(1024, 1024 * 64, 64)]
-    for candidate in candidates:
-        if parameters(candidate, vocab_size) >= target:
-            return candidate
-    return candidates[-1]
+    chosen = next((c for c in candidates if count(c) >= target), candidates[-1])
+    return dataclasses.replace(chosen, matched_to=fixed, grow=grow, limit=limit)
 
 
 def _figure1():
@@ -216,27 +249,38 @@ def config_path(output_dir, row):
     return os.path.join(output_dir, "configs", "%s.json" % row.name)
 
 
+def _directory(output_dir, row_name, scale, seed):
+    if len(scale.seeds) == 1:
+        return os.path.join(output_dir, row_name)
+    return os.path.join(output_dir, "%s_seed%d" % (row_name, seed))
+
+
 def run_directories(experiment, scale, output_dir):
-    """{row name: the output_dir of its run}; identical rows share the first one's."""
+    """{row name: (the output_dir of its run per seed, ...)}; identical rows share the first one's."""
     seen, directories = {}, {}
-    for row in experiment.rows:
+    for row in scale.rows(experiment):
         config = scale.config(row)
         key = (config.replace(head_size=config.attention_head_size).to_json_string(), row.freeze)
-        directories[row.name] = seen.setdefault(key, os.path.join(output_dir, row.name))
+        first = seen.setdefault(key, row.name)
+        directories[row.name] = tuple(_directory(output_dir, first, scale, seed) for seed in scale.seeds)
     return directories
 
 
 def build(experiment, scale, paths, output_dir, dtype="float32"):
-    """One run_lm.py step per distinct row, in order; returns list of plan.Step."""
+    """One run_lm.py step per distinct row and seed; returns list of plan.Step.
+
+    Every row at the first seed, then every row at the next: a run cut short
+    has whole figures at its first seeds.
+    """
     directories = run_directories(experiment, scale, output_dir)
     vocab_file = paths.vocab_file
     steps = []
-    for row in experiment.rows:
-        directory = directories[row.name]
-        if directory != os.path.join(output_dir, row.name):
+    for seed, row in ((seed, row) for seed in scale.seeds for row in scale.rows(experiment)):
+        directory = _directory(output_dir, row.name, scale, seed)
+        if directory not in directories[row.name]:
             continue  # Read from the identical row's run.
         flags = dict(paths.flags(), output_dir=directory, lm_config_file=config_path(output_dir, row),
-                     do_train=True, do_eval=True, do_predict=True, random_seed=LM_SEED, dtype=dtype)
+                     do_train=True, do_eval=True, do_predict=True, random_seed=seed, dtype=dtype)
         if vocab_file:
             flags["vocab_file"] = vocab_file
         else:
@@ -250,8 +294,9 @@ def build(experiment, scale, paths, output_dir, dtype="float32"):
         flags.update(save_checkpoints_steps=scale.save_checkpoints_steps, eval_batch_size=32)
         if row.freeze:
             flags["freeze"] = row.freeze
-        steps.append(Step(row.name, row.name, "lm", "run_lm.py", flags,
-                          tuple(os.path.join(directory, name) for name in RESULT_FILES), distributed=True))
+        steps.append(Step(os.path.basename(directory), row.name, "lm", "run_lm.py", flags,
+                          tuple(os.path.join(directory, name) for name in RESULT_FILES),
+                          seed=seed if len(scale.seeds) > 1 else None, distributed=True))
         if not vocab_file:
             vocab_file = os.path.join(directory, vocabulary_lib.MODEL_FILE)
     return steps

@@ -19,20 +19,34 @@ from freezing import PARAMETERS_FILE  # noqa: E402
 from lm import experiments as lm_experiments  # noqa: E402
 from lm.config import LmConfig  # noqa: E402
 from lm.parameter_groups import count_parameters  # noqa: E402
-from reproduction.summary import read_key_values as _read_key_values  # noqa: E402
+from reproduction.summary import read_key_values as _read_key_values, summarize  # noqa: E402
 
 
 def collect(experiment, scale, output_dir):
-    """Every row's shape, parameters, trainable share and perplexities, from its run's files."""
+    """Every row's shape, parameters, trainable share and perplexities, from its runs' files.
+
+    With several seeds a row's perplexities and bits per character are their
+    mean over the seeds (each seed's figures under "seeds", the sample standard
+    deviation under "<key>_std").
+    """
     directories = lm_experiments.run_directories(experiment, scale, output_dir)
     rows = []
-    for row in experiment.rows:
-        directory = directories[row.name]
+    for row in scale.rows(experiment):
+        runs = []
+        for seed, directory in zip(scale.seeds, directories[row.name]):
+            evaluation = _read_key_values(os.path.join(directory, "eval_results.txt"))
+            test = _read_key_values(os.path.join(directory, "test_results.txt"))
+            runs.append(dict(seed=seed, run_dir=directory, eval_perplexity=evaluation["perplexity"],
+                             test_perplexity=test["perplexity"], test_bits_per_character=test["bits_per_character"],
+                             test_tokens=int(test["num_tokens"]), global_step=int(test["global_step"])))
+        directory = runs[0]["run_dir"]
         config = LmConfig.from_json_file(os.path.join(directory, "lm_config.json"))
         with open(os.path.join(directory, PARAMETERS_FILE), encoding="utf-8") as f:
             report = json.load(f)
-        evaluation = _read_key_values(os.path.join(directory, "eval_results.txt"))
-        test = _read_key_values(os.path.join(directory, "test_results.txt"))
+        figures = {}
+        for key in ("eval_perplexity", "test_perplexity", "test_bits_per_character"):
+            summary = summarize([run[key] for run in runs])
+            figures[key], figures[key + "_std"] = summary["mean"], summary["std"] if len(runs) > 1 else None
         rows.append(dict(
             name=row.name, family=row.family, freeze=row.freeze, run_dir=directory,
             hidden_size=row.hidden_size, num_heads=row.num_heads, head_size=row.effective_head_size,
@@ -41,12 +55,16 @@ def collect(experiment, scale, output_dir):
                             intermediate_size=config.intermediate_size, num_layers=config.num_hidden_layers),
             params=dict(run_scale=count_parameters(config)["total"],
                         paper_scale=lm_experiments.parameters(row)),
-            trainable_share=report["trainable_share"],
-            eval_perplexity=evaluation["perplexity"], test_perplexity=test["perplexity"],
-            test_bits_per_character=test["bits_per_character"], test_tokens=int(test["num_tokens"]),
-            global_step=int(test["global_step"])))
+            trainable_share=report["trainable_share"], test_tokens=runs[0]["test_tokens"],
+            global_step=runs[0]["global_step"], seeds=runs, **figures))
     return dict(experiment=experiment.name, title=experiment.title, scale=scale.name, varies=experiment.varies,
                 paper_statement=experiment.paper_statement, rows=rows)
+
+
+def _figure(row, key, digits):
+    if row[key + "_std"] is None:
+        return "%.*f" % (digits, row[key])
+    return "%.*f ± %.*f" % (digits, row[key], digits, row[key + "_std"])
 
 
 def markdown(results, scale_note):
@@ -65,10 +83,15 @@ def markdown(results, scale_note):
                  "%d (%d)" % (row["head_size"], run["head_size"]),
                  "%d (%d)" % (row["intermediate_size"], run["intermediate_size"]), row["freeze"] or "—",
                  "%.3fM" % (row["params"]["run_scale"] / 1e6), "%.1fM" % (row["params"]["paper_scale"] / 1e6),
-                 "%.1f%%" % (100 * row["trainable_share"]), "%.2f" % row["eval_perplexity"],
-                 "%.2f" % row["test_perplexity"], "%.3f" % row["test_bits_per_character"]]
+                 "%.1f%%" % (100 * row["trainable_share"]), _figure(row, "eval_perplexity", 2),
+                 _figure(row, "test_perplexity", 2), _figure(row, "test_bits_per_character", 3)]
         lines.append("| " + " | ".join(str(c) for c in cells) + " |")
     lines += ["", "Sizes are the paper's, with the run's own in parentheses."]
+    seeds = [run["seed"] for run in results["rows"][0]["seeds"]]
+    if len(seeds) > 1:
+        lines += ["Perplexities and bits per character: mean ± sample standard deviation over %d seeds (%s) of "
+                  "run_lm.py --random_seed, which sets the initialisation and the data order." % (
+                      len(seeds), ", ".join(str(s) for s in seeds))]
     return "\n".join(lines) + "\n"
 
 
@@ -78,8 +101,10 @@ def _families(rows):
 
 def _lines(ax, rows, x_of, xlabel, logx=False):
     for family in _families(rows):
-        points = sorted((x_of(row), row["test_perplexity"]) for row in rows if row["family"] == family)
-        ax.plot(*zip(*points), "o-", label=family)
+        points = sorted((x_of(row), row["test_perplexity"], row["test_perplexity_std"] or 0)
+                        for row in rows if row["family"] == family)
+        x, y, spread = zip(*points)
+        ax.errorbar(x, y, yerr=spread if any(spread) else None, fmt="o-", capsize=3, label=family)
     ax.set_xlabel(xlabel)
     ax.set_ylabel("test perplexity")
     if logx:
@@ -95,7 +120,9 @@ def _freezing(results, path):
     rows = results["rows"]
     figure, ax = plt.subplots(figsize=(9, 4.2))
     names = [row["name"] for row in rows]
-    bars = ax.bar(names, [row["test_perplexity"] for row in rows], color="tab:blue")
+    spread = [row["test_perplexity_std"] or 0 for row in rows]
+    bars = ax.bar(names, [row["test_perplexity"] for row in rows], yerr=spread if any(spread) else None,
+                  capsize=3, color="tab:blue")
     for bar, row in zip(bars, rows):
         ax.annotate("%.0f%% trainable" % (100 * row["trainable_share"]), (bar.get_x() + bar.get_width() / 2,
                     bar.get_height()), ha="center", va="bottom", fontsize=8)

@@ -11,10 +11,14 @@ from lm import experiments as lm_experiments, report, task
 from lm.parameter_groups import count_parameters
 import outputs
 from reproduction import tiny_data
-from reproduction.study import Plan, Study
+from reproduction.study import Plan, Study, scale_of
 
 SCALE_NOTES = {
     "paper": "Paper scale: 6 layers, LM1B, the lm1b_paper schedule (250k steps).",
+    "small": "**Small scale** (3 layers; d, d_p and the FFN halved; sequences of up to 32 sub-words; 1200 steps of "
+             "64 sequences with a 4k-piece vocabulary learned from the training text; two seeds per row) on real "
+             "English text given by path: what one machine with 2 CPU cores can show of the paper's direction "
+             "in about an hour. Not the paper's numbers: those need LM1B at paper scale.",
     "tiny": "**Tiny scale** (2 layers; d, d_p and the FFN divided by 4; 120 steps on the standard "
             "library's docstrings with a 2k-piece vocabulary): this shows that every run lands in the "
             "table and the plot. It does not reproduce the paper's findings; only LM1B at paper scale can.",
@@ -52,7 +56,7 @@ def data_paths(options):
     if options.tfds_data_dir or all(given.values()):
         return lm_experiments.LmDataPaths(tfds_data_dir=options.tfds_data_dir, vocab_file=options.vocab_file,
                                           **given)
-    if options.scale == "tiny" and not any(given.values()):
+    if options.scale == "tiny" and not any(given.values()):  # Small scale never reads the sample text.
         corpus = tiny_data.make_corpus(os.path.join(options.output_dir, "sample_data"))
         split = split_sample_text(corpus, os.path.join(options.output_dir, "sample_data"))
         return lm_experiments.LmDataPaths(train_file=split["train"], eval_file=split["eval"],
@@ -74,17 +78,19 @@ def plan_markdown(steps, experiment, scale, output_dir):
              "", "| row | family | frozen | model | parameters | paper-scale parameters | run |",
              "|---|---|---|---|---|---|---|"]
     directories = lm_experiments.run_directories(experiment, scale, output_dir)
-    for row in experiment.rows:
+    for row in scale.rows(experiment):
         config = scale.config(row).replace(vocab_size=vocab)
         lines.append("| %s | %s | %s | d=%d h=%d d_p=%d FFN=%d, %d layers | %s | %s | %s |" % (
             row.name, row.family, row.freeze or "—", config.hidden_size, config.num_attention_heads,
             config.attention_head_size, config.intermediate_size, config.num_hidden_layers,
             "{:,}".format(count_parameters(config)["total"]), "{:,}".format(lm_experiments.parameters(row)),
-            os.path.basename(directories[row.name])))
+            ", ".join(os.path.basename(d) for d in directories[row.name])))
     schedule = ("run_lm.py --preset=%s" % scale.preset if scale.preset else
                 "batch %d sequences of up to %d tokens, %d steps (%d warm-up), learning rate %g (%s)" % (
                     scale.train_batch_size, scale.max_seq_length, scale.num_train_steps, scale.num_warmup_steps,
                     scale.learning_rate, scale.learning_rate_schedule))
+    if len(scale.seeds) > 1:
+        schedule += "; seeds %s (run_lm.py --random_seed)" % ", ".join(str(s) for s in scale.seeds)
     lines += ["", "Schedule: %s." % schedule, "", "What the paper states: %s" % experiment.paper_statement,
               "", "## Steps", ""]
     lines += ["%d. `%s` — %s" % (i, s.name, s.program) for i, s in enumerate(steps, 1)]
@@ -103,7 +109,7 @@ class LmStudy(Study):
 
     def plan(self, options):
         # Looked up now, so that a test can swap in smaller experiments and scales.
-        experiment, scale = lm_experiments.EXPERIMENTS[self.name], lm_experiments.SCALES[options.scale]
+        experiment, scale = lm_experiments.EXPERIMENTS[self.name], scale_of(lm_experiments.SCALES, options)
         paths = data_paths(options)
         output_dir = options.output_dir
         os.makedirs(os.path.join(output_dir, "configs"), exist_ok=True)
@@ -111,14 +117,24 @@ class LmStudy(Study):
         # bfloat16, and with it they are too small to gain much (not measured there).
         dtype = options.dtype or "float32"
         steps = lm_experiments.build(experiment, scale, paths, output_dir, dtype)
-        for row in experiment.rows:
+        for row in scale.rows(experiment):
             outputs.write_text(lm_experiments.config_path(output_dir, row), scale.config(row).to_json_string())
 
         def collect():
             results = report.collect(experiment, scale, output_dir)
             return results, report.markdown(results, SCALE_NOTES[scale.name]), report.plot(output_dir, results)
 
-        return Plan(steps, PLAN_NOTES, plan_markdown(steps, experiment, scale, output_dir), collect)
+        return Plan(steps, PLAN_NOTES, plan_markdown(steps, experiment, scale, output_dir), collect,
+                    expected_time(experiment, scale, len(steps)))
+
+
+def expected_time(experiment, scale, num_steps):
+    """The sentence the driver prints before running: the scale's measured minutes, when it has them."""
+    minutes = (scale.minutes or {}).get(experiment.name)
+    if minutes is None:
+        return ""
+    return ("Expected time: about %d minutes for %d runs on 2 CPU cores (measured at %s scale on this "
+            "project's reference machine; finished runs are skipped)." % (minutes, num_steps, scale.name))
 
 
 STUDIES = tuple(LmStudy(name) for name in lm_experiments.EXPERIMENTS)

@@ -8,6 +8,7 @@ import random
 import pytest
 
 from lm import experiments as lm_experiments, study as lm_study
+from lm.parameter_groups import count_parameters
 from lm.task import LmOptions
 from reproduction import runner
 import studies
@@ -129,3 +130,50 @@ def test_tiny_scale_without_text_splits_the_sample_corpus(tmp_path):
 def test_paper_scale_without_text_is_named(tmp_path):
     with pytest.raises(ValueError, match="--experiment=lm_figure1 needs --eval_file, --test_file, or --tfds_data_dir"):
         studies.run(_options(tmp_path, experiment="lm_figure1", scale="paper", train_file="x.txt"))
+
+
+@pytest.mark.parametrize("name", ["lm_figure1", "lm_figure3a"])
+def test_small_scale_matches_parameters_at_its_own_size(name):
+    scale, experiment = lm_experiments.SMALL, lm_experiments.EXPERIMENTS[name]
+    rows = scale.rows(experiment)
+    paper_heads = {row.num_heads for row in experiment.rows}
+    assert {row.num_heads for row in rows} == paper_heads & set(scale.heads) and len(rows) >= 4
+
+    def count(config):
+        return count_parameters(config.replace(vocab_size=scale.vocab_size))["total"]
+
+    for fixed, standard in zip(rows[::2], rows[1::2]):
+        ours, target = scale.config(standard), scale.config(fixed)
+        assert ours.attention_head_size == ours.hidden_size // ours.num_attention_heads
+        assert target.attention_head_size == 16 and target.hidden_size == 128
+        grow = "hidden_size" if name == "lm_figure1" else "intermediate_size"
+        step = ours.num_attention_heads if grow == "hidden_size" else 32  # 64 at paper scale, halved
+        smaller = ours.replace(**{grow: getattr(ours, grow) - step})
+        at_start = getattr(ours, grow) == {"hidden_size": max(128, ours.num_attention_heads),
+                                           "intermediate_size": 512}[grow]
+        assert count(ours) >= count(target) and (at_start or count(smaller) < count(target))
+
+
+def test_small_scale_plans_two_seeds_per_row_and_needs_real_text(tmp_path):
+    with pytest.raises(ValueError, match="--experiment=lm_figure1 needs --train_file, --eval_file, --test_file, "
+                                         "or --tfds_data_dir"):
+        studies.run(_options(tmp_path, experiment="lm_figure1", scale="small"))
+    written = studies.run(_options(tmp_path, experiment="lm_figure1", scale="small", dry_run=True))
+    plan_text = open(written["plan_sh"]).read()
+    assert plan_text.count("run_lm.py") == 12 and plan_text.count("--random_seed=2") == 6
+    assert "fixed_h32_seed2" in plan_text and "fixed_h8" not in plan_text
+    assert "seeds 1, 2" in open(written["plan_md"]).read()
+
+
+def test_seeds_are_averaged_with_their_spread(monkeypatch, micro_text, tmp_path):
+    monkeypatch.setitem(lm_experiments.SCALES, "small", dataclasses.replace(MICRO, name="small", seeds=(1, 2)))
+    study = lm_experiments.EXPERIMENTS["freezing_lm"]
+    monkeypatch.setitem(lm_experiments.EXPERIMENTS, "freezing_lm", dataclasses.replace(study, rows=study.rows[:1]))
+    written = studies.run(_options(tmp_path / "out", experiment="freezing_lm", scale="small", **micro_text))
+    [row] = written["results"]["rows"]
+    per_seed = [run["test_perplexity"] for run in row["seeds"]]
+    assert [run["seed"] for run in row["seeds"]] == [1, 2] and per_seed[0] != per_seed[1]
+    assert row["test_perplexity"] == pytest.approx(sum(per_seed) / 2)
+    assert row["test_perplexity_std"] == pytest.approx(abs(per_seed[0] - per_seed[1]) / 2 ** 0.5)
+    assert "%.2f ± %.2f" % (row["test_perplexity"], row["test_perplexity_std"]) in open(written["results_md"]).read()
+    assert {"none_seed1", "none_seed2"} <= set(os.listdir(tmp_path / "out"))

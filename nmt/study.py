@@ -11,7 +11,7 @@ import os
 from nmt import experiments as nmt_experiments, report as nmt_report, synthetic, task
 from nmt.parameter_groups import count_parameters
 import outputs
-from reproduction.study import Plan, Study
+from reproduction.study import Plan, Study, scale_of
 
 EXPERIMENT = "freezing_nmt"
 SCALE_NOTES = {
@@ -93,7 +93,7 @@ class NmtStudy(Study):
 
     def plan(self, options):
         # Looked up now, so that a test can swap in a smaller scale.
-        scale = nmt_experiments.SCALES[options.scale]
+        scale = scale_of(nmt_experiments.SCALES, options)
         output_dir = options.output_dir
         flags = data_flags(options)
         os.makedirs(os.path.join(output_dir, "configs"), exist_ok=True)

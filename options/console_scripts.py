@@ -57,6 +57,10 @@ def extract_features():
     run_entry_point("extract_features")
 
 
+def measure_head_capacity():
+    run_entry_point("measure_head_capacity")
+
+
 def probe_attention_rank():
     run_entry_point("probe_attention_rank")
 

@@ -19,7 +19,7 @@ import outputs
 from reproduction import plan as plan_lib, runner
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SCALES = ("paper", "tiny")
+SCALES = ("paper", "small", "tiny")
 
 
 @dataclasses.dataclass(kw_only=True)
@@ -27,7 +27,9 @@ class ReproduceOptions(Options):
     """The flags of every study (each study's data flags are its own)."""
 
     scale: str = option("tiny", "paper: the paper's sizes and schedules (write the plan with --dry_run); "
-                        "tiny: every row shrunk the same way, runnable on 2 CPU cores.", choices=SCALES)
+                        "small: sized so the paper's effect can show on real text given by path, about an hour "
+                        "per experiment on 2 CPU cores; tiny: every row shrunk the same way, a check that the "
+                        "pipeline runs, in minutes.", choices=SCALES)
     output_dir: str = option(help="Where the plan, every run and the results go.", path="output_dir")
     vocab_file: Optional[str] = option(
         None, "BERT tables: the WordPiece vocabulary (paper: BERT's 30522-entry uncased one). lm_*, "
@@ -83,6 +85,7 @@ def run(options, registry):
     study = registry.get(options.experiment)
     plan = study.plan(options)
     output_dir = options.output_dir
+    os.makedirs(output_dir, exist_ok=True)
     written = dict(
         plan_sh=outputs.write_text(os.path.join(output_dir, "plan.sh"),
                                    plan_script(plan.steps, study.name, options.scale, plan.script_notes)),
@@ -91,6 +94,9 @@ def run(options, registry):
     if options.dry_run:
         print(plan.markdown)
         return written
+    if plan.expected_time:
+        logging.info("%s", plan.expected_time)
+        print(plan.expected_time, flush=True)
     ran, skipped = runner.run(plan.steps, study.programs())
     logging.info("Ran %d steps, skipped %d finished ones.", ran, skipped)
     results, markdown, written["plot"] = plan.report()

@@ -34,7 +34,7 @@ class Step:
     program: the entry point.
     flags: {flag: value}, exactly the entry point's flag names.
     outputs: files that exist only once the step is complete.
-    seed: the fine-tuning seed, or None.
+    seed: the run's seed when a row runs with several (fine-tuning, or training at a small scale), or None.
     distributed: a training step, whose command line ends with the cluster's distribution flags.
     """
 

@@ -19,12 +19,28 @@ class Plan:
     script_notes: comment lines plan.sh carries (where unset paths come from).
     markdown: plan.md.
     report: () -> (results dict, results.md text, plot path), called once every step is done.
+    expected_time: one sentence on how long the steps take on this project's reference machine
+      (2 CPU cores), printed before they start; "" when unknown.
     """
 
     steps: list
     script_notes: tuple
     markdown: str
     report: Callable
+    expected_time: str = ""
+
+
+def scale_of(scales, options):
+    """scales[--scale]; ValueError naming the scales the experiment has.
+
+    Args:
+      scales: {name: scale} of the study's family.
+      options: with `experiment` and `scale`.
+    """
+    if options.scale not in scales:
+        raise ValueError("--scale=%s: --experiment=%s runs at %s scale." % (
+            options.scale, options.experiment, " or ".join(sorted(scales))))
+    return scales[options.scale]
 
 
 class Study:

@@ -3,17 +3,22 @@
 Layout under --output_dir:
   configs/<row>.json                 the row's bert_config.json at this scale
   data/pretrain_<n>.tfrecord         create_pretraining_data output, per stage
+  data/heldout.tfrecord              the same from --eval_corpus (scales with held_out)
   <row>/pretrain_<n>/                run_pretraining (stage 2 starts from stage 1)
+  <row>/heldout/                     run_pretraining --do_eval of the pre-trained model on held-out text
   <row>/probe/                       probe_attention_rank on the pre-trained model
   <row>/mnli_seed<k>/, <row>/squad_seed<k>/   fine-tuning, one folder per seed
+
+With several pre-training seeds, pretrain_<n>, heldout and probe end in
+_seed<s>; fine-tuning starts from the first seed's model.
 """
 
 import dataclasses
 import os
+from typing import Optional
 
+from reproduction.bert_tables.scales import PRETRAINING_SEED
 from reproduction.plan import Step
-
-PRETRAINING_SEED = 12345
 # Fine-tuning seeds: 1, 2, ... (--random_seed of each fine-tuning run).
 FIRST_FINE_TUNING_SEED = 1
 PROBE_FILES = ("ranks.jsonl", "summary.json", "rank_vs_length.png")
@@ -21,13 +26,17 @@ PROBE_FILES = ("ranks.jsonl", "summary.json", "rank_vs_length.png")
 
 @dataclasses.dataclass(frozen=True)
 class DataPaths:
-    """Where the data lives: --corpus, --mnli_dir, --squad_dir, --vocab_file."""
+    """Where the data lives: --corpus, --mnli_dir, --squad_dir, --vocab_file, --eval_corpus.
+
+    A task directory of None: that fine-tuning is not run (small scale without it).
+    """
 
     corpus: str
-    mnli_dir: str
-    squad_dir: str
+    mnli_dir: Optional[str]
+    squad_dir: Optional[str]
     vocab_file: str
     do_lower_case: bool = True
+    eval_corpus: Optional[str] = None
 
 
 def config_path(output_dir, row):
@@ -59,49 +68,79 @@ def build(experiment, scale, paths, output_dir, num_seeds, dtype="float32"):
     """
     steps = []
     data = {}
-    for stage in scale.stages:
-        data[stage.name] = os.path.join(output_dir, "data", "%s.tfrecord" % stage.name)
+    corpora = [(stage.name, paths.corpus, stage) for stage in scale.stages]
+    if paths.eval_corpus:
+        corpora.append(("heldout", paths.eval_corpus, scale.stages[-1]))
+    for name, corpus, stage in corpora:
+        data[name] = os.path.join(output_dir, "data", "%s.tfrecord" % name)
         steps.append(Step(
-            "data/%s" % stage.name, "", "data", "create_pretraining_data.py", dict(
-                input_file=paths.corpus, output_file=data[stage.name], vocab_file=paths.vocab_file,
+            "data/%s" % name, "", "data", "create_pretraining_data.py", dict(
+                input_file=corpus, output_file=data[name], vocab_file=paths.vocab_file,
                 do_lower_case=paths.do_lower_case, max_seq_length=stage.max_seq_length,
                 max_predictions_per_seq=stage.max_predictions_per_seq, random_seed=PRETRAINING_SEED,
                 dupe_factor=scale.dupe_factor),
-            (data[stage.name],)))
-    for row in experiment.rows:
-        config_file = config_path(output_dir, row)
-        previous = None
-        for index, stage in enumerate(scale.stages):
-            directory = os.path.join(output_dir, row.name, stage.name)
-            last = index == len(scale.stages) - 1
-            flags = dict(
-                input_file=data[stage.name], output_dir=directory, bert_config_file=config_file,
-                do_train=True, do_eval=last, train_batch_size=scale.train_batch_size,
-                max_seq_length=stage.max_seq_length, max_predictions_per_seq=stage.max_predictions_per_seq,
-                num_train_steps=stage.num_train_steps, num_warmup_steps=stage.num_warmup_steps,
-                learning_rate=scale.learning_rate,
-                save_checkpoints_steps=min(scale.save_checkpoints_steps, stage.num_train_steps),
-                max_eval_steps=scale.max_eval_steps, random_seed=PRETRAINING_SEED, dtype=dtype)
-            if previous:
-                flags["init_checkpoint"] = previous
-            outputs = [checkpoint(directory, stage.num_train_steps) + ".index"]
-            if last:
-                outputs.append(os.path.join(directory, "eval_results.txt"))
-            steps.append(Step("%s/%s" % (row.name, stage.name), row.name, stage.name, "run_pretraining.py",
-                              flags, tuple(outputs), distributed=True))
-            previous = checkpoint(directory, stage.num_train_steps)
-        probe_dir = os.path.join(output_dir, row.name, "probe")
-        probe_outputs = tuple(os.path.join(probe_dir, name) for name in PROBE_FILES)
-        steps.append(Step(
-            "%s/probe" % row.name, row.name, "probe", "probe_attention_rank.py", dict(
-                input_file=probe_input_path(output_dir), output_file=probe_outputs[0],
-                summary_file=probe_outputs[1], plot_file=probe_outputs[2], bert_config_file=config_file,
-                init_checkpoint=previous, vocab_file=paths.vocab_file, do_lower_case=paths.do_lower_case,
-                max_seq_length=scale.stages[0].max_seq_length),
-            probe_outputs))
-        fine_tuning = dict(vocab_file=paths.vocab_file, bert_config_file=config_file,
-                           init_checkpoint=previous, do_lower_case=paths.do_lower_case, dtype=dtype)
-        for seed in range(FIRST_FINE_TUNING_SEED, FIRST_FINE_TUNING_SEED + num_seeds):
+            (data[name],)))
+    seeds = scale.pretraining_seeds
+    for first, seed in ((index == 0, seed) for index, seed in enumerate(seeds)):
+        suffix = "_seed%d" % seed if len(seeds) > 1 else ""
+        for row in experiment.rows:
+            final = _pretraining_steps(steps, row, scale, data, output_dir, suffix, seed, dtype)
+            stage = scale.stages[-1]
+            if paths.eval_corpus:
+                held_out_dir = os.path.join(output_dir, row.name, "heldout" + suffix)
+                steps.append(Step(
+                    "%s/heldout%s" % (row.name, suffix), row.name, "heldout", "run_pretraining.py", dict(
+                        input_file=data["heldout"], output_dir=held_out_dir, bert_config_file=config_path(output_dir, row),
+                        init_checkpoint=final, do_train=False, do_eval=True, max_seq_length=stage.max_seq_length,
+                        max_predictions_per_seq=stage.max_predictions_per_seq, eval_batch_size=scale.held_out_batch_size,
+                        max_eval_steps=scale.max_eval_steps, dtype=dtype),
+                    (os.path.join(held_out_dir, "eval_results.txt"),), seed if suffix else None))
+            probe_dir = os.path.join(output_dir, row.name, "probe" + suffix)
+            probe_outputs = tuple(os.path.join(probe_dir, name) for name in PROBE_FILES)
+            steps.append(Step(
+                "%s/probe%s" % (row.name, suffix), row.name, "probe", "probe_attention_rank.py", dict(
+                    input_file=probe_input_path(output_dir), output_file=probe_outputs[0],
+                    summary_file=probe_outputs[1], plot_file=probe_outputs[2],
+                    bert_config_file=config_path(output_dir, row), init_checkpoint=final,
+                    vocab_file=paths.vocab_file, do_lower_case=paths.do_lower_case,
+                    max_seq_length=scale.stages[0].max_seq_length),
+                probe_outputs, seed if suffix else None))
+            if first:
+                _fine_tuning_steps(steps, row, scale, paths, output_dir, final, num_seeds, dtype)
+    return steps
+
+
+def _pretraining_steps(steps, row, scale, data, output_dir, suffix, seed, dtype):
+    """Appends the row's pre-training stages; returns the final checkpoint."""
+    previous = None
+    for index, stage in enumerate(scale.stages):
+        directory = os.path.join(output_dir, row.name, stage.name + suffix)
+        last = index == len(scale.stages) - 1
+        flags = dict(
+            input_file=data[stage.name], output_dir=directory, bert_config_file=config_path(output_dir, row),
+            do_train=True, do_eval=last, train_batch_size=scale.train_batch_size,
+            max_seq_length=stage.max_seq_length, max_predictions_per_seq=stage.max_predictions_per_seq,
+            num_train_steps=stage.num_train_steps, num_warmup_steps=stage.num_warmup_steps,
+            learning_rate=scale.learning_rate,
+            save_checkpoints_steps=min(scale.save_checkpoints_steps, stage.num_train_steps),
+            max_eval_steps=scale.max_eval_steps, random_seed=seed, dtype=dtype)
+        if previous:
+            flags["init_checkpoint"] = previous
+        outputs = [checkpoint(directory, stage.num_train_steps) + ".index"]
+        if last:
+            outputs.append(os.path.join(directory, "eval_results.txt"))
+        steps.append(Step("%s/%s%s" % (row.name, stage.name, suffix), row.name, stage.name, "run_pretraining.py",
+                          flags, tuple(outputs), seed if suffix else None, distributed=True))
+        previous = checkpoint(directory, stage.num_train_steps)
+    return previous
+
+
+def _fine_tuning_steps(steps, row, scale, paths, output_dir, final, num_seeds, dtype):
+    """Appends MNLI and SQuAD fine-tuning per seed, for the tasks whose data is given."""
+    fine_tuning = dict(vocab_file=paths.vocab_file, bert_config_file=config_path(output_dir, row),
+                       init_checkpoint=final, do_lower_case=paths.do_lower_case, dtype=dtype)
+    for seed in range(FIRST_FINE_TUNING_SEED, FIRST_FINE_TUNING_SEED + num_seeds):
+        if paths.mnli_dir:
             mnli_dir = os.path.join(output_dir, row.name, "mnli_seed%d" % seed)
             steps.append(Step(
                 "%s/mnli_seed%d" % (row.name, seed), row.name, "mnli", "run_classifier.py", dict(
@@ -109,6 +148,7 @@ def build(experiment, scale, paths, output_dir, num_seeds, dtype="float32"):
                     do_eval=True, random_seed=seed, **scale.mnli, **fine_tuning),
                 (os.path.join(mnli_dir, "eval_results.txt"),
                  os.path.join(mnli_dir, "eval_results_mismatched.txt")), seed, distributed=True))
+        if paths.squad_dir:
             squad_dir = os.path.join(output_dir, row.name, "squad_seed%d" % seed)
             steps.append(Step(
                 "%s/squad_seed%d" % (row.name, seed), row.name, "squad", "run_squad.py", dict(
@@ -116,4 +156,3 @@ def build(experiment, scale, paths, output_dir, num_seeds, dtype="float32"):
                     predict_file=os.path.join(paths.squad_dir, "dev-v1.1.json"), output_dir=squad_dir,
                     do_train=True, do_predict=True, random_seed=seed, **scale.squad, **fine_tuning),
                 (os.path.join(squad_dir, "eval_results.json"),), seed, distributed=True))
-    return steps

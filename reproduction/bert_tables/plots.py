@@ -3,7 +3,11 @@
 Tables: SQuAD F1, SQuAD EM and MNLI against the column the table varies
 (heads or head size), ours on the left axis, the paper's published numbers
 on the right (dashed): the scales differ by orders of magnitude at tiny
-scale, so only the shapes compare. Figure 2: the same metrics against
+scale, so only the shapes compare. With held-out pre-training numbers (small
+scale): held-out masked-LM accuracy and loss against the varied column (mean
+± std over pre-training seeds), and the mean logit rank against its bound
+min(d_p, n); the fine-tuning plot, when fine-tuning ran, goes beside it as
+<experiment>_fine_tuning.png. Figure 2: the same metrics against
 parameter count, one line per family (standard head size d/h vs fixed head
 size), ours on top, the paper's published points below.
 """
@@ -82,10 +86,52 @@ def _figure2(results, path):
     plt.close(figure)
 
 
-def write(output_dir, results):
-    """Writes <experiment>.png; returns its path."""
-    path = os.path.join(output_dir, "%s.png" % results["experiment"])
+def _pretraining(results, path):
+    varies = results["varies"]
+    rows = [row for row in results["rows"] if "held_out" in row]
+    xs = [row[varies] for row in rows]
+    figure, axes = plt.subplots(1, 3, figsize=(13, 3.8))
+    for ax, (key, title) in zip(axes, (("masked_lm_accuracy", "held-out masked-LM accuracy"),
+                                       ("masked_lm_loss", "held-out masked-LM loss"))):
+        means = [row["held_out"][key]["mean"] for row in rows]
+        spread = [row["held_out"][key]["std"] for row in rows]
+        ax.errorbar(xs, means, yerr=spread, fmt="o-", capsize=3, color="tab:blue")
+        ax.set_title(title, fontsize=9)
+    ranked = [row for row in rows if "mean_logit_rank" in row]
+    axes[2].plot([row[varies] for row in ranked], [row["mean_logit_rank"] for row in ranked], "o-",
+                 label="mean logit rank")
+    axes[2].plot([row[varies] for row in ranked], [row["rank_bound"] for row in ranked], "s--", color="grey",
+                 label="bound min(d_p, n)")
+    axes[2].set_title("attention logit rank (probe)", fontsize=9)
+    axes[2].legend(fontsize=8)
+    for ax in axes:
+        ax.set_xlabel(_X_LABELS[varies])
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(xs)
+        ax.set_xticklabels([str(x) for x in xs])
+        ax.minorticks_off()
+        ax.grid(alpha=0.3)
+    seeds = len(rows[0]["held_out"]["masked_lm_accuracy"]["per_seed"]) if rows else 0
+    figure.suptitle("%s — %s scale, pre-training (mean ± std over %d seeds)" % (
+        results["title"], results["scale"], seeds), fontsize=10)
+    figure.tight_layout(rect=(0, 0, 1, 0.93))
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+
+
+def _save(draw, results, path):
     temporary = path + ".incomplete.png"  # savefig picks the format from the suffix.
-    (_figure2 if results["varies"] == "params" else _table)(results, temporary)
+    draw(results, temporary)
     os.replace(temporary, path)
+
+
+def write(output_dir, results):
+    """Writes <experiment>.png (and <experiment>_fine_tuning.png, see the module docstring); returns its path."""
+    path = os.path.join(output_dir, "%s.png" % results["experiment"])
+    if any("held_out" in row for row in results["rows"]):
+        _save(_pretraining, results, path)
+        if any(row["mnli_m"] or row["squad_f1"] for row in results["rows"]):
+            _save(_table, results, os.path.join(output_dir, "%s_fine_tuning.png" % results["experiment"]))
+        return path
+    _save(_figure2 if results["varies"] == "params" else _table, results, path)
     return path

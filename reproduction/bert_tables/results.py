@@ -6,7 +6,10 @@ paper's, pre-training heads included, as the paper counts), the pre-training
 eval (loss, masked-LM and next-sentence accuracy), MNLI matched and
 mismatched accuracy and SQuAD v1.1 EM and F1 in percent, each as mean ±
 standard deviation over the fine-tuning seeds (sample standard deviation;
-0 with one seed) and per seed. results.md sets them out in the paper's
+0 with one seed) and per seed. At a scale with held-out text and several
+pre-training seeds (small), the held-out masked-LM accuracy and loss are
+mean ± std over the pre-training seeds, and fine-tuning that was not run
+says so. results.md sets them out in the paper's
 layout with the paper's published numbers in their own, labelled columns.
 """
 
@@ -40,7 +43,7 @@ def collect(experiment, scale, steps, vocab_size, extra=None):
     for row in experiment.rows:
         config = scale.config(row, vocab_size)
         own = [s for s in steps if s.row == row.name]
-        pretraining = [s for s in own if s.program == "run_pretraining.py"][-1]
+        pretraining = [s for s in own if s.stage == scale.stages[-1].name][0]  # The first seed's.
         eval_file = os.path.join(pretraining.flags["output_dir"], "eval_results.txt")
         pre = _read_key_values(eval_file) if os.path.exists(eval_file) else {}
         mnli_m, mnli_mm, em, f1 = [], [], [], []
@@ -70,18 +73,31 @@ def collect(experiment, scale, steps, vocab_size, extra=None):
                 params_m=row.paper.params_m, squad_f1=list(row.paper.squad_f1),
                 squad_em=list(row.paper.squad_em), mnli=list(row.paper.mnli)),
         )
-        probe = [s for s in own if s.stage == "probe" and s.is_done()]
-        if probe:
-            with open(probe[0].flags["summary_file"]) as f:
-                summary = json.load(f)
-            entry.update(mean_logit_rank=summary["mean_rank"], rank_bound=summary["mean_bound"])
+        entry["fine_tuning_run"] = dict(mnli=any(s.stage == "mnli" for s in own),
+                                        squad=any(s.stage == "squad" for s in own))
+        probes = []
+        for step in own:
+            if step.stage == "probe" and step.is_done():
+                with open(step.flags["summary_file"]) as f:
+                    probes.append(json.load(f))
+        if probes:
+            entry.update(mean_logit_rank=summarize([p["mean_rank"] for p in probes])["mean"],
+                         mean_logit_rank_per_seed=[p["mean_rank"] for p in probes],
+                         rank_bound=probes[0]["mean_bound"])
+        held_out = [_read_key_values(os.path.join(s.flags["output_dir"], "eval_results.txt"))
+                    for s in own if s.stage == "heldout" and s.is_done()]
+        if held_out:
+            entry["held_out"] = {key: summarize([h[key] for h in held_out]) for key in
+                                 ("masked_lm_accuracy", "masked_lm_loss", "next_sentence_accuracy")}
         entry.update((extra or {}).get(row.name, {}))
         rows.append(entry)
     return dict(experiment=experiment.name, title=experiment.title, scale=scale.name,
                 varies=experiment.varies, rows=rows)
 
 
-def _ours(summary, digits=2):
+def _ours(summary, digits=2, run=True):
+    if not run:
+        return "not run"
     if summary is None:
         return "—"
     if len(summary["per_seed"]) == 1:
@@ -100,24 +116,37 @@ def markdown(results, scale_note):
              "paper's published numbers, for comparison only. Parameters include the pre-training heads; "
              "'ours' counts the model as run, 'paper scale' the same row at 24 layers and V = 30522.", ""]
     has_rank = any("mean_logit_rank" in row for row in results["rows"])
+    has_held_out = any("held_out" in row for row in results["rows"])
     header = ["row", "d", "h", "d_p", "params (ours)", "params (paper scale)", "params (paper)",
               "SQuAD F1", "SQuAD F1 (paper)", "SQuAD EM", "SQuAD EM (paper)", "MNLI-m", "MNLI-mm",
-              "MNLI (paper)", "MLM acc", "NSP acc"] + (["mean logit rank (bound min(d_p, n))"] if has_rank else [])
+              "MNLI (paper)", "MLM acc", "NSP acc"] + (
+                  ["held-out MLM acc", "held-out MLM loss", "held-out NSP acc"] if has_held_out else []) + (
+                  ["mean logit rank (bound min(d_p, n))"] if has_rank else [])
     lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for row in results["rows"]:
         paper = row["paper"] or {}
         pre = row["pretraining"]
+        run = row.get("fine_tuning_run", dict(mnli=True, squad=True))
         cells = [row["name"], row["hidden_size"], row["num_heads"], row["head_size"],
                  "%.2fM" % (row["params"]["run_scale"] / 1e6), "%.1fM" % (row["params"]["paper_scale"] / 1e6),
                  "%sM" % paper["params_m"] if paper else "—",
-                 _ours(row["squad_f1"]), _paper(paper.get("squad_f1")), _ours(row["squad_em"]),
-                 _paper(paper.get("squad_em")), _ours(row["mnli_m"]), _ours(row["mnli_mm"]),
+                 _ours(row["squad_f1"], run=run["squad"]), _paper(paper.get("squad_f1")),
+                 _ours(row["squad_em"], run=run["squad"]), _paper(paper.get("squad_em")),
+                 _ours(row["mnli_m"], run=run["mnli"]), _ours(row["mnli_mm"], run=run["mnli"]),
                  _paper(paper.get("mnli")),
                  "%.3f" % pre["masked_lm_accuracy"] if "masked_lm_accuracy" in pre else "—",
                  "%.3f" % pre["next_sentence_accuracy"] if "next_sentence_accuracy" in pre else "—"]
+        if has_held_out:
+            held_out = row.get("held_out", {})
+            cells += [_ours(held_out.get(key), 4) for key in ("masked_lm_accuracy", "masked_lm_loss",
+                                                               "next_sentence_accuracy")]
         if has_rank:
             rank = row.get("mean_logit_rank")
             cells.append("—" if rank is None else "%.1f (bound %.1f)" % (rank, row["rank_bound"]))
         lines.append("| " + " | ".join(str(c) for c in cells) + " |")
+    if has_held_out:
+        lines += ["", "MLM acc and NSP acc: the first pre-training seed, on its training data (as the original "
+                  "run_pretraining.py evaluates). Held-out: mean±std over the pre-training seeds, on --eval_corpus. "
+                  "Mean logit rank: over the probe's examples, every layer and head, mean over the seeds."]
     return "\n".join(lines) + "\n"
 

@@ -23,7 +23,7 @@ from pretraining_data.instances import CreatePretrainingDataOptions
 from reproduction import tiny_data
 from reproduction.bert_tables import experiments, plan as plan_lib, plots, results as results_lib, scales
 from reproduction.plan import output_directories
-from reproduction.study import Plan, Study
+from reproduction.study import Plan, Study, scale_of
 from training import classification, compute_dtype, pretraining, squad
 
 PAPER_VOCAB_SIZE = results_lib.PAPER_VOCAB_SIZE
@@ -31,13 +31,17 @@ MNLI_FILES = ("train.tsv", "dev_matched.tsv", "dev_mismatched.tsv")
 SQUAD_FILES = ("train-v1.1.json", "dev-v1.1.json")
 SCALE_NOTES = {
     "paper": "Paper scale: 24 layers, the paper's pre-training and fine-tuning recipes.",
+    "small": "**Small scale** (4 layers; d, I, d_p and the sequence length divided by 4: d = 128, h = 8, n = 32; "
+             "1000 pre-training steps of 64 sequences, two pre-training seeds per row; masked LM evaluated on "
+             "held-out text): what 2 CPU cores can show in about an hour of the paper's direction. Fine-tuning "
+             "columns are 'not run' unless --mnli_dir / --squad_dir were given.",
     "tiny": "**Tiny scale** (2 layers, d, d_p and I divided by 8, seconds of training on a sample of "
             "Python docstrings, one fine-tuning seed by default): this shows that every stage of the "
             "pipeline runs and lands in the table. It does not reproduce the paper's numbers or "
             "trends; only runs at paper scale can.",
 }
 PLAN_NOTES = (
-    "# Unset paths (${CORPUS}, ${MNLI_DIR}, ${SQUAD_DIR}, ${VOCAB_FILE}) come from the environment.",
+    "# Unset paths (${CORPUS}, ${MNLI_DIR}, ${SQUAD_DIR}, ${VOCAB_FILE}, ${EVAL_CORPUS}) come from the environment.",
     "# The probe reads data/probe_input.txt: sentence pairs of the corpus that",
     "# reproduce_paper_tables.py writes when it can read the corpus.",
 )
@@ -50,6 +54,9 @@ class BertTableOptions(Options):
     corpus: Optional[str] = option(
         None, "Pre-training text for create_pretraining_data.py (files or globs, comma-separated). "
         "Tiny scale without it: the bundled sample data.")
+    eval_corpus: Optional[str] = option(
+        None, "Held-out text in --corpus's format: the pre-trained models' masked-LM accuracy and loss are "
+        "measured on it. Needed at small scale.")
     mnli_dir: Optional[str] = option(None, "MNLI's GLUE folder (train.tsv, dev_matched.tsv, dev_mismatched.tsv).")
     squad_dir: Optional[str] = option(None, "SQuAD v1.1 folder (train-v1.1.json, dev-v1.1.json).")
     do_lower_case: bool = option(True, "Lower-case the text (an uncased vocabulary).")
@@ -90,10 +97,15 @@ def data_paths(options):
                  vocab_file=options.vocab_file)
     if options.scale == "tiny" and not any(given.values()):
         return make_tiny_data(os.path.join(options.output_dir, "sample_data"))
+    scale = scales.SCALES[options.scale]
+    if scale.held_out:
+        # Fine-tuning is optional here: its columns say "not run" without the task's data.
+        given = dict(corpus=options.corpus, vocab_file=options.vocab_file, eval_corpus=options.eval_corpus)
     missing = [name for name, value in given.items() if not value]
     if missing and not options.dry_run:
         raise ValueError("--scale=%s needs %s (where the data lives)."
                          % (options.scale, ", ".join("--" + name for name in missing)))
+    given.update(mnli_dir=options.mnli_dir, squad_dir=options.squad_dir)
     for name in ("mnli_dir", "squad_dir"):
         if given[name] and not options.dry_run and not os.path.isdir(given[name]):
             raise ValueError("--%s=%s is not a directory." % (name, given[name]))
@@ -106,10 +118,15 @@ def data_paths(options):
     if options.vocab_file and not options.dry_run and not os.path.exists(options.vocab_file):
         raise ValueError("--vocab_file=%s does not exist." % options.vocab_file)
     # A dry run without paths writes shell variables, for the cluster to set.
+    if scale.held_out:
+        return plan_lib.DataPaths(
+            corpus=options.corpus or "${CORPUS}", mnli_dir=options.mnli_dir, squad_dir=options.squad_dir,
+            vocab_file=options.vocab_file or "${VOCAB_FILE}", do_lower_case=options.do_lower_case,
+            eval_corpus=options.eval_corpus or "${EVAL_CORPUS}")
     return plan_lib.DataPaths(
         corpus=options.corpus or "${CORPUS}", mnli_dir=options.mnli_dir or "${MNLI_DIR}",
         squad_dir=options.squad_dir or "${SQUAD_DIR}", vocab_file=options.vocab_file or "${VOCAB_FILE}",
-        do_lower_case=options.do_lower_case)
+        do_lower_case=options.do_lower_case, eval_corpus=options.eval_corpus)
 
 
 def vocab_size_of(vocab_file):
@@ -169,8 +186,10 @@ def plan_markdown(steps, experiment, scale, vocab_size):
             config, scale.train_batch_size, stage.max_seq_length, stage.max_predictions_per_seq)
             for stage in scale.stages]
         total = sum(flops * stage.num_train_steps for flops, stage in zip(per_step, scale.stages))
+        label = row.label() if scale.shrink == 1 else "d=%d h=%d d_p=%d (paper: %s)" % (
+            config.hidden_size, config.num_attention_heads, config.attention_head_size, row.label())
         lines.append("| %s | %s, I=%d, %d layers | %s | %s | %s | %s model, %s with Adam slots |" % (
-            row.name, row.label(), config.intermediate_size, config.num_hidden_layers, "{:,}".format(params),
+            row.name, label, config.intermediate_size, config.num_hidden_layers, "{:,}".format(params),
             " / ".join(compute_cost.format_flops(f) for f in per_step), compute_cost.format_flops(total),
             compute_cost.format_bytes(compute_cost.checkpoint_bytes(config)),
             compute_cost.format_bytes(compute_cost.checkpoint_bytes(config, with_adam_slots=True))))
@@ -217,7 +236,7 @@ class TableStudy(Study):
 
     def plan(self, options):
         # Looked up now, so that a test can swap in smaller experiments and scales.
-        experiment, scale = experiments.get(self.name), scales.SCALES[options.scale]
+        experiment, scale = experiments.get(self.name), scale_of(scales.SCALES, options)
         paths = data_paths(options)
         vocab_size = vocab_size_of(paths.vocab_file)
         num_seeds = options.num_seeds or scale.default_num_seeds
@@ -238,7 +257,10 @@ class TableStudy(Study):
             return (results, results_lib.markdown(results, SCALE_NOTES[scale.name]),
                     plots.write(output_dir, results))
 
-        return Plan(steps, PLAN_NOTES, plan_markdown(steps, experiment, scale, vocab_size), report)
+        minutes = (scale.minutes or {}).get(self.name)
+        expected = ("Expected time: about %d minutes for %d steps on 2 CPU cores (measured at %s scale; "
+                    "finished steps are skipped)." % (minutes, len(steps), scale.name) if minutes else "")
+        return Plan(steps, PLAN_NOTES, plan_markdown(steps, experiment, scale, vocab_size), report, expected)
 
 
 STUDIES = tuple(TableStudy(name) for name in experiments.EXPERIMENTS)

@@ -7,7 +7,7 @@ import os
 import pytest
 
 from reproduction.bert_tables import experiments, scales
-from reproduction.bert_tables.testing import MICRO, write_micro_data
+from reproduction.bert_tables.testing import MICRO, MICRO_SMALL, write_micro_data
 import studies
 
 
@@ -87,3 +87,30 @@ def test_bad_input_is_named(micro, tmp_path):
     written = studies.run(studies.ReproduceOptions(experiment="table1", scale="paper", dry_run=True,
                                                    output_dir=str(tmp_path / "plan")))
     assert '--input_file="${CORPUS}"' in open(written["plan_sh"]).read()
+
+
+def test_small_scale_pretrains_two_seeds_evaluates_held_out_text_and_marks_fine_tuning_not_run(
+        micro, monkeypatch, tmp_path):
+    monkeypatch.setitem(scales.SCALES, "small", MICRO_SMALL)
+    options = _options(micro, tmp_path / "out", scale="small", eval_corpus=micro.eval_corpus, mnli_dir=None,
+                       squad_dir=None)
+    written = studies.run(options)
+    [row] = written["results"]["rows"]
+    held_out = row["held_out"]["masked_lm_accuracy"]
+    assert len(held_out["per_seed"]) == 2 and 0.0 <= min(held_out["per_seed"]) <= max(held_out["per_seed"]) <= 1.0
+    # Two seeds are two models: their held-out losses differ.
+    losses = row["held_out"]["masked_lm_loss"]["per_seed"]
+    assert losses[0] != losses[1] and row["held_out"]["masked_lm_loss"]["std"] > 0
+    assert len(row["mean_logit_rank_per_seed"]) == 2 and row["rank_bound"] == 2.0
+    assert row["fine_tuning_run"] == dict(mnli=False, squad=False)
+    table = open(written["results_md"]).read()
+    assert "| held-out MLM acc |" in table and "| not run |" in table and "Small scale" in table
+    plan_text = open(written["plan_sh"]).read()
+    assert "--input_file=%s" % micro.eval_corpus in plan_text and "run_classifier.py" not in plan_text
+    assert "pretrain_32_seed2" in plan_text and "--random_seed=2" in plan_text
+    with open(written["plot"], "rb") as f:
+        assert f.read(8) == b"\x89PNG\r\n\x1a\n"
+    assert not os.path.exists(tmp_path / "out" / "table2b_fine_tuning.png")
+    # Without held-out text the small scale names the flag.
+    with pytest.raises(ValueError, match=r"^--scale=small needs --eval_corpus \(where the data lives\)\.$"):
+        studies.run(_options(micro, tmp_path / "b", scale="small", mnli_dir=None, squad_dir=None))

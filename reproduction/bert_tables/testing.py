@@ -22,6 +22,10 @@ MICRO = dataclasses.replace(
     mnli=dict(max_seq_length=24, train_batch_size=8, learning_rate=1e-3, num_train_epochs=1.0),
     squad=dict(max_seq_length=32, doc_stride=16, max_query_length=8, train_batch_size=8,
                learning_rate=1e-3, num_train_epochs=1.0))
+# The small scale's shape (one stage, two pre-training seeds, held-out text) at MICRO's sizes.
+MICRO_SMALL = dataclasses.replace(
+    MICRO, name="small", stages=(scales.PretrainingStage("pretrain_32", 32, 5, 4, 1),), pretraining_seeds=(1, 2),
+    held_out=True, held_out_batch_size=2)
 
 
 def _mnli_rows(rng, n):
@@ -48,10 +52,11 @@ def _squad_v1(rng, n, first_id):
 
 
 def write_micro_data(root):
-    """A corpus, a vocabulary, MNLI and SQuAD v1.1 folders under `root` (a pathlib.Path)."""
+    """A corpus, held-out text, a vocabulary, MNLI and SQuAD v1.1 folders under `root` (a pathlib.Path)."""
     rng = np.random.RandomState(0)
-    documents = ["\n".join(" ".join(rng.choice(WORDS, 6)) + " ." for _ in range(6)) for _ in range(30)]
-    (root / "corpus.txt").write_text("\n\n".join(documents) + "\n")
+    documents = ["\n".join(" ".join(rng.choice(WORDS, 6)) + " ." for _ in range(6)) for _ in range(36)]
+    (root / "corpus.txt").write_text("\n\n".join(documents[:30]) + "\n")
+    (root / "held_out.txt").write_text("\n\n".join(documents[30:]) + "\n")
     vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "."] + WORDS + list(CUES.values()) + ["where", "is"]
     (root / "vocab.txt").write_text("\n".join(vocab) + "\n")
     mnli = root / "MNLI"
@@ -63,4 +68,4 @@ def write_micro_data(root):
     (squad / "train-v1.1.json").write_text(json.dumps(_squad_v1(rng, 40, 0)))
     (squad / "dev-v1.1.json").write_text(json.dumps(_squad_v1(rng, 10, 1000)))
     return DataPaths(corpus=str(root / "corpus.txt"), mnli_dir=str(mnli), squad_dir=str(squad),
-                     vocab_file=str(root / "vocab.txt"))
+                     vocab_file=str(root / "vocab.txt"), eval_corpus=str(root / "held_out.txt"))
