@@ -49,7 +49,7 @@ class Theorem1Scale:
 PAPER = Theorem1Scale("paper", lengths=(16, 32, 64, 128), num_targets=3, fit_steps=3000, restarts=3,
                       theorem2_length=128, theorem2_hidden_size=512, theorem2_num_heads=(1, 2, 4, 8, 16, 32))
 SMALL = Theorem1Scale("small", lengths=(8, 16, 32), num_targets=2, fit_steps=1500, restarts=2,
-                      theorem2_length=16, theorem2_hidden_size=64, theorem2_num_heads=(1, 2, 4, 8, 16))
+                      theorem2_length=16, theorem2_hidden_size=64, theorem2_num_heads=(1, 2, 4, 8, 16), minutes=2)
 TINY = Theorem1Scale("tiny", lengths=(4, 8), num_targets=1, fit_steps=300, restarts=1,
                      theorem2_length=4, theorem2_hidden_size=8, theorem2_num_heads=(1, 2, 4))
 SCALES = {s.name: s for s in (PAPER, SMALL, TINY)}
