@@ -96,7 +96,7 @@ class LmScale:
     preset: Optional[str] = None  # run_lm.py --preset, when the scale is one.
     seeds: tuple = (LM_SEED,)  # run_lm.py --random_seed of each row's runs: initialisation and data order.
     heads: Optional[tuple] = None  # Head counts kept by the figures that vary them (None: the paper's).
-    minutes: Optional[dict] = None  # {experiment: wall-clock minutes measured on 2 CPU cores}.
+    minutes_per_run: Optional[float] = None  # Wall-clock minutes of one row and seed, measured on 2 CPU cores.
 
     def rows(self, experiment):
         """The experiment's rows run at this scale."""
@@ -142,7 +142,7 @@ TINY = LmScale(name="tiny", num_layers=2, shrink=4, vocab_size=2000, max_seq_len
 # rule's d/h is 4, well below n.
 SMALL = LmScale(name="small", num_layers=3, shrink=2, vocab_size=4000, max_seq_length=32, train_batch_size=64,
                 num_train_steps=1200, num_warmup_steps=120, learning_rate=2e-3, learning_rate_schedule="linear",
-                save_checkpoints_steps=400, seeds=(1, 2), heads=(4, 16, 32), minutes={})
+                save_checkpoints_steps=400, seeds=(1, 2), heads=(4, 16, 32), minutes_per_run=5.25)
 SCALES = {s.name: s for s in (PAPER, TINY, SMALL)}
 
 

@@ -125,16 +125,16 @@ class LmStudy(Study):
             return results, report.markdown(results, SCALE_NOTES[scale.name]), report.plot(output_dir, results)
 
         return Plan(steps, PLAN_NOTES, plan_markdown(steps, experiment, scale, output_dir), collect,
-                    expected_time(experiment, scale, len(steps)))
+                    expected_time(scale, len(steps)))
 
 
-def expected_time(experiment, scale, num_steps):
-    """The sentence the driver prints before running: the scale's measured minutes, when it has them."""
-    minutes = (scale.minutes or {}).get(experiment.name)
-    if minutes is None:
+def expected_time(scale, num_steps):
+    """The sentence the driver prints before running, from the scale's measured minutes per run ("" without)."""
+    if scale.minutes_per_run is None:
         return ""
-    return ("Expected time: about %d minutes for %d runs on 2 CPU cores (measured at %s scale on this "
-            "project's reference machine; finished runs are skipped)." % (minutes, num_steps, scale.name))
+    return ("Expected time: about %d minutes for %d runs on 2 CPU cores (%.1f min per run, measured at %s scale "
+            "on lm_figure1; runs with more heads take longer; finished runs are skipped)." % (
+                round(scale.minutes_per_run * num_steps), num_steps, scale.minutes_per_run, scale.name))
 
 
 STUDIES = tuple(LmStudy(name) for name in lm_experiments.EXPERIMENTS)

@@ -154,7 +154,7 @@ def test_small_scale_matches_parameters_at_its_own_size(name):
         assert count(ours) >= count(target) and (at_start or count(smaller) < count(target))
 
 
-def test_small_scale_plans_two_seeds_per_row_and_needs_real_text(tmp_path):
+def test_small_scale_plans_two_seeds_per_row_and_needs_real_text(tmp_path, capsys):
     with pytest.raises(ValueError, match="--experiment=lm_figure1 needs --train_file, --eval_file, --test_file, "
                                          "or --tfds_data_dir"):
         studies.run(_options(tmp_path, experiment="lm_figure1", scale="small"))
@@ -163,6 +163,7 @@ def test_small_scale_plans_two_seeds_per_row_and_needs_real_text(tmp_path):
     assert plan_text.count("run_lm.py") == 12 and plan_text.count("--random_seed=2") == 6
     assert "fixed_h32_seed2" in plan_text and "fixed_h8" not in plan_text
     assert "seeds 1, 2" in open(written["plan_md"]).read()
+    assert "Expected time: about 63 minutes for 12 runs on 2 CPU cores (5.2 min per run" in capsys.readouterr().out
 
 
 def test_seeds_are_averaged_with_their_spread(monkeypatch, micro_text, tmp_path):

@@ -93,10 +93,11 @@ def run(options, registry):
     logging.info("Plan of %d steps: %s, %s", len(plan.steps), written["plan_sh"], written["plan_md"])
     if options.dry_run:
         print(plan.markdown)
-        return written
     if plan.expected_time:
         logging.info("%s", plan.expected_time)
         print(plan.expected_time, flush=True)
+    if options.dry_run:
+        return written
     ran, skipped = runner.run(plan.steps, study.programs())
     logging.info("Ran %d steps, skipped %d finished ones.", ran, skipped)
     results, markdown, written["plot"] = plan.report()
