@@ -16,12 +16,15 @@ findings: a 2-layer model trained for seconds on a few hundred kilobytes of
 docstrings says nothing about 24-layer BERT.
 
 `small` is sized for Table 2B on real English text in about an hour on 2
-CPU cores: 4 layers, d, I, d_p and the sequence length divided by 4 (d = 128,
+CPU cores: 2 layers, d, I, d_p and the sequence length divided by 4 (d = 128,
 h = 8, I = 1024; d_p = 8, 16, 32, 64 against n = 32, the same ratios d_p/n
-as the paper's 32..256 against 128), one pre-training stage of 1000 steps of
+as the paper's 32..256 against 128), one pre-training stage of 1500 steps of
 batch 64, two pre-training seeds per row, the masked LM evaluated on held-out
 text (--eval_corpus). Fine-tuning runs only when --mnli_dir / --squad_dir are
-given.
+given. Two layers, not four: on three books, 4 layers at this schedule stayed
+at the unigram plateau (masked-LM loss flat at 6.5 from step 200 to 1000),
+while 2 layers left it (held-out masked-LM accuracy 0.12 at step 1000 against
+0.057 for always predicting the most frequent token).
 """
 
 import dataclasses
@@ -99,8 +102,8 @@ TINY = Scale(
 )
 
 SMALL = Scale(
-    name="small", num_layers=4, shrink=4, train_batch_size=64, learning_rate=1e-3,
-    stages=(PretrainingStage("pretrain_32", 32, 5, 1000, 100),),
+    name="small", num_layers=2, shrink=4, train_batch_size=64, learning_rate=1e-3,
+    stages=(PretrainingStage("pretrain_32", 32, 5, 1500, 100),),
     save_checkpoints_steps=500, dupe_factor=2,
     mnli=dict(max_seq_length=64, train_batch_size=32, learning_rate=1e-4, num_train_epochs=1.0),
     squad=dict(max_seq_length=128, doc_stride=64, max_query_length=32, train_batch_size=32, learning_rate=1e-4,

@@ -31,8 +31,8 @@ MNLI_FILES = ("train.tsv", "dev_matched.tsv", "dev_mismatched.tsv")
 SQUAD_FILES = ("train-v1.1.json", "dev-v1.1.json")
 SCALE_NOTES = {
     "paper": "Paper scale: 24 layers, the paper's pre-training and fine-tuning recipes.",
-    "small": "**Small scale** (4 layers; d, I, d_p and the sequence length divided by 4: d = 128, h = 8, n = 32; "
-             "1000 pre-training steps of 64 sequences, two pre-training seeds per row; masked LM evaluated on "
+    "small": "**Small scale** (2 layers; d, I, d_p and the sequence length divided by 4: d = 128, h = 8, n = 32; "
+             "1500 pre-training steps of 64 sequences, two pre-training seeds per row; masked LM evaluated on "
              "held-out text): what 2 CPU cores can show in about an hour of the paper's direction. Fine-tuning "
              "columns are 'not run' unless --mnli_dir / --squad_dir were given.",
     "tiny": "**Tiny scale** (2 layers, d, d_p and I divided by 8, seconds of training on a sample of "
