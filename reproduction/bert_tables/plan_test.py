@@ -114,3 +114,12 @@ def test_the_dry_runs_plan_md_gives_counts_compute_and_matched_standard_models(t
     # The standard model of equal size: 16 heads of d/16, I = 4d, d a multiple of 16.
     assert "| h32 | 318,906,172 | d=992, h=16, d_p=62, I=3968 | 316,514,236 |" in text
     assert open(written["plan_sh"]).read().startswith("#!/bin/bash\n")
+
+
+def test_small_scale_dry_run_needs_no_task_data_and_prints_the_expected_time(tmp_path, capsys):
+    written = studies.run(studies.ReproduceOptions(experiment="table2b", scale="small", dry_run=True,
+                                                   output_dir=str(tmp_path)))
+    plan_text = open(written["plan_sh"]).read()
+    assert '--input_file="${EVAL_CORPUS}"' in plan_text and "run_squad.py" not in plan_text
+    assert plan_text.count("run_pretraining.py") == 16 and plan_text.count("probe_attention_rank.py") == 8
+    assert "Expected time: about 40 minutes for 26 steps on 2 CPU cores" in capsys.readouterr().out
