@@ -30,7 +30,8 @@ STUDIES = Registry([
 class ReproduceOptions(driver.ReproduceOptions, bert_tables_study.BertTableOptions, LmTextOptions,
                        NmtDataOptions, theorem1_study.Theorem1Options):
     """The reproduce_paper_tables.py flags: the engine's, then each study's data flags (the lm_* and
-    freezing_lm experiments read run_lm.py's text flags, freezing_nmt run_translation.py's data flags, theorem1 a checkpoint's)."""
+    freezing_lm experiments read run_lm.py's text flags, freezing_nmt run_translation.py's data flags,
+    theorem1 a checkpoint's)."""
 
     experiment: str = option(help="The table or figure: %s." % ", ".join(STUDIES.names()),
                              choices=STUDIES.names())

@@ -85,16 +85,8 @@ def build(experiment, scale, paths, output_dir, num_seeds, dtype="float32"):
         suffix = "_seed%d" % seed if len(seeds) > 1 else ""
         for row in experiment.rows:
             final = _pretraining_steps(steps, row, scale, data, output_dir, suffix, seed, dtype)
-            stage = scale.stages[-1]
             if paths.eval_corpus:
-                held_out_dir = os.path.join(output_dir, row.name, "heldout" + suffix)
-                steps.append(Step(
-                    "%s/heldout%s" % (row.name, suffix), row.name, "heldout", "run_pretraining.py", dict(
-                        input_file=data["heldout"], output_dir=held_out_dir, bert_config_file=config_path(output_dir, row),
-                        init_checkpoint=final, do_train=False, do_eval=True, max_seq_length=stage.max_seq_length,
-                        max_predictions_per_seq=stage.max_predictions_per_seq, eval_batch_size=scale.held_out_batch_size,
-                        max_eval_steps=scale.max_eval_steps, dtype=dtype),
-                    (os.path.join(held_out_dir, "eval_results.txt"),), seed if suffix else None))
+                steps.append(_held_out_step(row, scale, data["heldout"], output_dir, final, suffix, seed, dtype))
             probe_dir = os.path.join(output_dir, row.name, "probe" + suffix)
             probe_outputs = tuple(os.path.join(probe_dir, name) for name in PROBE_FILES)
             steps.append(Step(
@@ -133,6 +125,18 @@ def _pretraining_steps(steps, row, scale, data, output_dir, suffix, seed, dtype)
                           flags, tuple(outputs), seed if suffix else None, distributed=True))
         previous = checkpoint(directory, stage.num_train_steps)
     return previous
+
+
+def _held_out_step(row, scale, records, output_dir, final, suffix, seed, dtype):
+    """run_pretraining.py --do_eval of the row's final checkpoint on the held-out records."""
+    stage = scale.stages[-1]
+    directory = os.path.join(output_dir, row.name, "heldout" + suffix)
+    return Step("%s/heldout%s" % (row.name, suffix), row.name, "heldout", "run_pretraining.py", dict(
+        input_file=records, output_dir=directory, bert_config_file=config_path(output_dir, row),
+        init_checkpoint=final, do_train=False, do_eval=True, max_seq_length=stage.max_seq_length,
+        max_predictions_per_seq=stage.max_predictions_per_seq, eval_batch_size=scale.held_out_batch_size,
+        max_eval_steps=scale.max_eval_steps, dtype=dtype),
+        (os.path.join(directory, "eval_results.txt"),), seed if suffix else None)
 
 
 def _fine_tuning_steps(steps, row, scale, paths, output_dir, final, num_seeds, dtype):
