@@ -94,18 +94,16 @@ def data_paths(options):
       ValueError: naming the flag that lacks a path or points at the wrong thing.
     """
     given = dict(corpus=options.corpus, mnli_dir=options.mnli_dir, squad_dir=options.squad_dir,
-                 vocab_file=options.vocab_file)
-    if options.scale == "tiny" and not any(given.values()):
+                 vocab_file=options.vocab_file, eval_corpus=options.eval_corpus)
+    if options.scale == "tiny" and not any(v for k, v in given.items() if k != "eval_corpus"):
         return make_tiny_data(os.path.join(options.output_dir, "sample_data"))
-    scale = scales.SCALES[options.scale]
-    if scale.held_out:
-        # Fine-tuning is optional here: its columns say "not run" without the task's data.
-        given = dict(corpus=options.corpus, vocab_file=options.vocab_file, eval_corpus=options.eval_corpus)
-    missing = [name for name, value in given.items() if not value]
+    # With held-out text, fine-tuning is optional: its columns say "not run" without the task's data.
+    required = (("corpus", "vocab_file", "eval_corpus") if scales.SCALES[options.scale].held_out
+                else ("corpus", "mnli_dir", "squad_dir", "vocab_file"))
+    missing = [name for name in required if not given[name]]
     if missing and not options.dry_run:
         raise ValueError("--scale=%s needs %s (where the data lives)."
                          % (options.scale, ", ".join("--" + name for name in missing)))
-    given.update(mnli_dir=options.mnli_dir, squad_dir=options.squad_dir)
     for name in ("mnli_dir", "squad_dir"):
         if given[name] and not options.dry_run and not os.path.isdir(given[name]):
             raise ValueError("--%s=%s is not a directory." % (name, given[name]))
@@ -117,16 +115,9 @@ def data_paths(options):
             raise ValueError("--%s=%s lacks %s." % (name, given[name], ", ".join(missing_files)))
     if options.vocab_file and not options.dry_run and not os.path.exists(options.vocab_file):
         raise ValueError("--vocab_file=%s does not exist." % options.vocab_file)
-    # A dry run without paths writes shell variables, for the cluster to set.
-    if scale.held_out:
-        return plan_lib.DataPaths(
-            corpus=options.corpus or "${CORPUS}", mnli_dir=options.mnli_dir, squad_dir=options.squad_dir,
-            vocab_file=options.vocab_file or "${VOCAB_FILE}", do_lower_case=options.do_lower_case,
-            eval_corpus=options.eval_corpus or "${EVAL_CORPUS}")
-    return plan_lib.DataPaths(
-        corpus=options.corpus or "${CORPUS}", mnli_dir=options.mnli_dir or "${MNLI_DIR}",
-        squad_dir=options.squad_dir or "${SQUAD_DIR}", vocab_file=options.vocab_file or "${VOCAB_FILE}",
-        do_lower_case=options.do_lower_case, eval_corpus=options.eval_corpus)
+    # A dry run without a required path writes a shell variable (${CORPUS}, ...), for the cluster to set.
+    paths = {name: value or ("${%s}" % name.upper() if name in required else None) for name, value in given.items()}
+    return plan_lib.DataPaths(do_lower_case=options.do_lower_case, **paths)
 
 
 def vocab_size_of(vocab_file):
