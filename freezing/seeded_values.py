@@ -9,7 +9,9 @@ checkpoint may leave them out and list them in a manifest (seed, initializer,
 shape, checksum) instead (`--save_frozen=seed`), as Bogoychev (2021) suggests.
 
 A model family gives the initializer of each name as `initializer_of(name) ->
-(kind, stddev)`, kind one of truncated_normal, zeros, ones.
+(kind, scale)`: kind truncated_normal (scale: the stddev of the normal before
+truncation at two stddevs), uniform (scale: the limit a of U(-a, a)), zeros or
+ones (scale None).
 """
 
 import hashlib
@@ -20,27 +22,31 @@ import tensorflow as tf
 
 import outputs
 
-GENERATOR = "tf.random.stateless_truncated_normal(Philox), seed=[random_seed, sha256(name)[:4]]"
+GENERATOR = ("tf.random.stateless_truncated_normal or stateless_uniform (Philox), "
+             "seed=[random_seed, sha256(name)[:4]]")
 MANIFEST_SUFFIX = ".frozen.json"
-INITIALIZERS = ("truncated_normal", "zeros", "ones")
+INITIALIZERS = ("truncated_normal", "uniform", "zeros", "ones")
+# The manifest field of each random kind's scale.
+SCALE_FIELD = {"truncated_normal": "stddev", "uniform": "limit"}
 
 
 def _name_seed(name):
     return int.from_bytes(hashlib.sha256(name.encode("utf-8")).digest()[:4], "little") & 0x7FFFFFFF
 
 
-def seeded_value(name, shape, kind, stddev, seed):
-    """The initial value (float32 numpy array of `shape`, the original layout)."""
+def seeded_value(name, shape, kind, scale, seed):
+    """The initial value (float32 numpy array of `shape`, the original layout); scale: see the module docstring."""
     if kind == "ones":
         return np.ones(shape, np.float32)
     if kind == "zeros":
         return np.zeros(shape, np.float32)
-    if kind != "truncated_normal":
-        raise ValueError("Unknown initializer %r for %s." % (kind, name))
-    value = tf.random.stateless_truncated_normal(
-        list(shape), seed=[seed, _name_seed(name)], stddev=stddev, dtype=tf.float32
-    )
-    return value.numpy()
+    key = [seed, _name_seed(name)]
+    if kind == "truncated_normal":
+        return tf.random.stateless_truncated_normal(list(shape), seed=key, stddev=scale, dtype=tf.float32).numpy()
+    if kind == "uniform":
+        return tf.random.stateless_uniform(list(shape), seed=key, minval=-scale, maxval=scale,
+                                           dtype=tf.float32).numpy()
+    raise ValueError("Unknown initializer %r for %s; expected one of %s." % (kind, name, ", ".join(INITIALIZERS)))
 
 
 def checksum(value):
@@ -61,9 +67,10 @@ def manifest(variables, names, seed, initializer_of):
     described = {}
     for name in names:
         entry = variables[name]
-        kind, stddev = initializer_of(name)
+        kind, scale = initializer_of(name)
         value = entry.to_original(entry.variable.numpy())
-        described[name] = dict(initializer=kind, stddev=stddev, shape=list(entry.shape), sha256=checksum(value))
+        described[name] = {"initializer": kind, SCALE_FIELD.get(kind, "stddev"): scale, "shape": list(entry.shape),
+                           "sha256": checksum(value)}
     return {"random_seed": seed, "generator": GENERATOR, "variables": described}
 
 
@@ -123,11 +130,12 @@ def _spec_problem(spec):
     missing = [key for key in ("initializer", "shape", "sha256") if key not in spec]
     if missing:
         return "lacks %s" % ", ".join('"%s"' % key for key in missing)
-    kind, stddev, shape = spec["initializer"], spec.get("stddev"), spec["shape"]
+    kind, shape = spec["initializer"], spec["shape"]
     if kind not in INITIALIZERS:
         return 'has "initializer": %s; expected one of %s' % (json.dumps(kind), ", ".join(INITIALIZERS))
-    if kind == "truncated_normal" and not (_is_number(stddev) and stddev > 0):
-        return 'has "stddev": %s; expected a positive number' % json.dumps(stddev)
+    field = SCALE_FIELD.get(kind)
+    if field and not (_is_number(spec.get(field)) and spec[field] > 0):
+        return 'has "%s": %s; expected a positive number' % (field, json.dumps(spec.get(field)))
     if not (isinstance(shape, list) and all(_is_int(d) and d >= 0 for d in shape)):
         return 'has "shape": %s; expected a list of non-negative integers' % json.dumps(shape)
     if not isinstance(spec["sha256"], str):
@@ -136,7 +144,7 @@ def _spec_problem(spec):
 
 
 def variable_spec(content, name, checkpoint_prefix=""):
-    """The manifest entry of `name` (initializer, stddev, shape, sha256), checked.
+    """The manifest entry of `name` (initializer, stddev or limit, shape, sha256), checked.
 
     Raises:
       ValueError: naming the manifest, the variable and the bad field.
@@ -158,7 +166,9 @@ def regenerate(content, name, path=""):
         or a tampered manifest).
     """
     spec = variable_spec(content, name, path)
-    value = seeded_value(name, tuple(spec["shape"]), spec["initializer"], spec.get("stddev"), content["random_seed"])
+    kind = spec["initializer"]
+    value = seeded_value(name, tuple(spec["shape"]), kind, spec.get(SCALE_FIELD.get(kind, "stddev")),
+                         content["random_seed"])
     if checksum(value) != spec["sha256"]:
         raise ValueError(
             "Regenerating frozen variable %s from seed %d (manifest %s) gives a different "

@@ -53,5 +53,6 @@ def test_assign_seeded_touches_only_the_named_variables():
     expected = seeded_values.seeded_value(kernel, (16, 20), "truncated_normal", 0.5, 4)
     np.testing.assert_array_equal(variables[kernel].variable.numpy(), expected)
     np.testing.assert_array_equal(variables[other].variable.numpy(), before)
-    with pytest.raises(ValueError, match="Unknown initializer 'uniform'"):
-        seeded_values.seeded_value("x", (2,), "uniform", None, 1)
+    with pytest.raises(ValueError, match="Unknown initializer 'laplace' for x; expected one of truncated_normal, "
+                                         "uniform, zeros, ones"):
+        seeded_values.seeded_value("x", (2,), "laplace", None, 1)

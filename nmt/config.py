@@ -17,12 +17,16 @@ nmt/presets.py; the defaults below are transformer-base):
   norm_first                    false: post-LayerNorm (the Transformer paper, the
                                 presets); true: pre-LayerNorm, with a final
                                 LayerNorm after each stack
-  initializer                   "bert": BERT's truncated normal of initializer_range
-                                for every matrix, as for every model of this codebase
-                                (the freezing study's random components are drawn the
-                                same way in all families); "glorot": Glorot (Xavier)
-                                normal for weight matrices, normal(0, d^-1/2) for the
-                                embedding table, as the NMT toolkits draw them
+  initializer                   "marian" (the default, and the presets'): the NMT
+                                toolkit's scheme Bogoychev (2021) trained with: weight
+                                matrices Glorot uniform, the embedding table
+                                U(±sqrt(3/d)) (entries of unit variance after the
+                                sqrt(d) multiplier), biases and LayerNorm betas zeros,
+                                gammas ones (modeling/initializers.py); "bert": BERT's
+                                truncated normal of initializer_range for every matrix
+                                (this family's runs before the toolkit scheme);
+                                "glorot": Glorot normal matrices, normal(0, d^-1/2)
+                                embeddings
   initializer_range             stddev for initializer "bert" (0.02)
 
 Positions are sinusoidal (any length, no parameters); embeddings are scaled by
@@ -34,7 +38,7 @@ from typing import Optional
 
 from modeling.json_config import JsonConfig
 
-INITIALIZERS = ("bert", "glorot")
+INITIALIZERS = ("marian", "bert", "glorot")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -54,7 +58,7 @@ class NmtConfig(JsonConfig):
     hidden_dropout_prob: float = 0.1
     attention_probs_dropout_prob: float = 0.1
     norm_first: bool = False
-    initializer: str = "bert"
+    initializer: str = "marian"
     initializer_range: float = 0.02
 
     def __post_init__(self):

@@ -10,8 +10,11 @@ Layout under --output_dir:
   configs/<row>.json   the row's nmt_config.json at this scale
   <row>/               run_translation.py: checkpoints, best/, eval_results.txt,
                        test_results.txt, translations.*.txt
+  <row>_seed<s>/       the same, per seed, at a scale with several seeds
 The first row learns the joint SentencePiece vocabulary (unless --spm_model
-gives one); the others read it from its folder.
+gives one); the others read it from its folder. At a scale with several
+seeds, the baseline and the one-frozen rows run with each, the others with
+the first; every row at the first seed comes before any second-seed run.
 """
 
 import dataclasses
@@ -71,6 +74,14 @@ class NmtScale:
     beam_size: int
     max_seq_length: int
     max_decode_length: int  # tokens generated per translation: an untrained model may never stop
+    seeds: tuple = (NMT_SEED,)  # run_translation.py --random_seed: initialisation, frozen values, data order
+    minutes_per_run: Optional[float] = None  # wall-clock minutes of one run, measured on 2 CPU cores
+
+    def row_seeds(self, row):
+        """The seeds a row runs with: every seed for the baseline and the one-frozen rows, else the first."""
+        if row.ffn_divisor == 1 and row.head_size_divisor == 1 and "," not in row.freeze:
+            return self.seeds
+        return self.seeds[:1]
 
     def config(self, row):
         """The row's NmtConfig at this scale (vocab_size from the vocabulary)."""
@@ -95,7 +106,15 @@ TINY = NmtScale(name="tiny", presets=("transformer-tiny",), shrink=4, num_encode
                 vocab_size=200, train_batch_size=128, num_train_steps=400, num_warmup_steps=50, learning_rate=5e-3,
                 save_checkpoints_steps=200, early_stopping_patience=0, beam_size=2, max_seq_length=64,
                 max_decode_length=64)
-SCALES = {s.name: s for s in (PAPER, TINY)}
+# German->English Multi30k (29k caption pairs of ~12 words) on 2 CPU cores, 14 runs in about 75 minutes:
+# transformer-tiny's shape (6 + 2 layers, 8 heads) with d, d_p and the FFN divided by 4 (d = 64, d_p = 8,
+# FFN 384); a 4k joint vocabulary; at most 1000 steps of 128 pairs (4.4 epochs), a dev BLEU every 250,
+# stopping after 2 without a better one; the preset's schedule at a peak of 2e-3 after 150 steps.
+SMALL = NmtScale(name="small", presets=("transformer-tiny",), shrink=4, num_encoder_layers=None,
+                 num_decoder_layers=None, vocab_size=4000, train_batch_size=128, num_train_steps=1000,
+                 num_warmup_steps=150, learning_rate=2e-3, save_checkpoints_steps=250, early_stopping_patience=2,
+                 beam_size=4, max_seq_length=64, max_decode_length=64, seeds=(1, 2), minutes_per_run=5.5)
+SCALES = {s.name: s for s in (PAPER, TINY, SMALL)}
 
 
 def rows(scale):
@@ -116,8 +135,20 @@ def trainable_share(config, freeze):
     return 1.0 - frozen / counts["total"]
 
 
-def directory_of(output_dir, row):
-    return os.path.join(output_dir, row.name.replace("/", "_"))
+def directory_of(output_dir, row, scale=None, seed=None):
+    """The run's folder: <row>, or <row>_seed<s> at a scale with several seeds."""
+    name = row.name.replace("/", "_")
+    if scale is not None and len(scale.seeds) > 1:
+        name += "_seed%d" % seed
+    return os.path.join(output_dir, name)
+
+
+def runs(scale):
+    """(row, seed) of every run, in plan order: every row at the first seed, then the further seeds."""
+    found = []
+    for index in range(len(scale.seeds)):
+        found += [(row, scale.row_seeds(row)[index]) for row in rows(scale) if index < len(scale.row_seeds(row))]
+    return found
 
 
 def config_path(output_dir, row):
@@ -125,7 +156,7 @@ def config_path(output_dir, row):
 
 
 def build(scale, data_flags, spm_model, output_dir, dtype="float32"):
-    """One run_translation.py step per row, in order; returns list of plan.Step.
+    """One run_translation.py step per run (`runs`), in order; returns list of plan.Step.
 
     Args:
       data_flags: {flag: path} of the data (train_tsv/dev_tsv/test_tsv or the
@@ -133,11 +164,12 @@ def build(scale, data_flags, spm_model, output_dir, dtype="float32"):
       spm_model: a SentencePiece model, or None: the first row learns one.
     """
     steps = []
-    for row in rows(scale):
-        directory = directory_of(output_dir, row)
+    several = len(scale.seeds) > 1
+    for row, seed in runs(scale):
+        directory = directory_of(output_dir, row, scale, seed)
         flags = dict(data_flags, output_dir=directory, preset=row.preset,
                      model_config_file=config_path(output_dir, row), do_train=True, do_eval=True,
-                     do_predict=True, random_seed=NMT_SEED, dtype=dtype, train_batch_size=scale.train_batch_size,
+                     do_predict=True, random_seed=seed, dtype=dtype, train_batch_size=scale.train_batch_size,
                      num_train_steps=scale.num_train_steps, save_checkpoints_steps=scale.save_checkpoints_steps,
                      iterations_per_loop=min(1000, scale.save_checkpoints_steps),
                      early_stopping_patience=scale.early_stopping_patience, beam_size=scale.beam_size,
@@ -151,8 +183,9 @@ def build(scale, data_flags, spm_model, output_dir, dtype="float32"):
             flags["vocab_size"] = scale.vocab_size
         if row.freeze:
             flags["freeze"] = row.freeze
-        steps.append(Step(row.name, row.name, "nmt", "run_translation.py", flags,
-                          tuple(os.path.join(directory, name) for name in RESULT_FILES)))
+        steps.append(Step("%s_seed%d" % (row.name, seed) if several else row.name, row.name, "nmt",
+                          "run_translation.py", flags, tuple(os.path.join(directory, name) for name in RESULT_FILES),
+                          seed=seed if several else None))
         if not spm_model:
             spm_model = os.path.join(directory, vocabulary_lib.MODEL_FILE)
     return steps

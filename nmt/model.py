@@ -21,6 +21,7 @@ Checkpoint names (`checkpoint_variables`), in BERT's style:
   nmt/{encoder,decoder}/LayerNorm/{gamma,beta}      only with norm_first
   nmt/output/bias                           [vocab_size]
 Attention kernels are stored as BERT stores them ([d, h*d_p], [h*d_p, d]).
+Initial values follow the config's `initializer` (the toolkit's scheme by default, nmt/config.py).
 """
 
 import collections
@@ -35,6 +36,7 @@ from official.nlp.modeling.ops import beam_search
 from modeling import activations
 from modeling.checkpoint_names import OriginalVariable, block_variables, original_attention_shape
 from modeling.encoder_block import transformer_block
+from modeling.initializers import TOOLKIT, toolkit_initializer_of, toolkit_keras_initializers
 from nmt.config import NmtConfig
 from nmt.decoder_block import DecoderBlock
 
@@ -79,7 +81,9 @@ class TransformerNmt(tf_keras.Model):
             raise ValueError("NmtConfig: `vocab_size` is needed to build the model.")
         self.config = config
         d = config.hidden_size
-        if config.initializer == "glorot":
+        if config.initializer == TOOLKIT:
+            embedding_init, kernel_init = toolkit_keras_initializers(d)
+        elif config.initializer == "glorot":
             embedding_init = tf_keras.initializers.RandomNormal(stddev=d ** -0.5)
             kernel_init = tf_keras.initializers.GlorotNormal()
         else:
@@ -284,10 +288,11 @@ def build_nmt(model, length=2):
 
 
 def initializers(config, shapes=None):
-    """name -> (kind, stddev) for an NmtConfig (the freezer's `initializer_of`).
+    """name -> (kind, scale) for an NmtConfig (the freezer's `initializer_of`).
 
-    LayerNorm gammas ones, betas and biases zeros. initializer "bert": truncated
-    normal of initializer_range. "glorot": the embedding table normal(0, d^-1/2)
+    LayerNorm gammas ones, betas and biases zeros. initializer "marian": the
+    toolkit's uniform scheme (modeling/initializers.py), fans from the original
+    [in, out] shapes. "bert": truncated normal of initializer_range. "glorot": the embedding table normal(0, d^-1/2)
     (drawn truncated at two stddevs, as every seeded value is), weight matrices
     Glorot normal, stddev sqrt(2 / (fan_in + fan_out)) / 0.8796 as Keras'
     GlorotNormal draws it truncated; fans from the original [in, out] shape,
@@ -300,6 +305,10 @@ def initializers(config, shapes=None):
             return "zeros", None
         if config.initializer == "bert":
             return "truncated_normal", config.initializer_range
+        if config.initializer == TOOLKIT:
+            if name.endswith("word_embeddings"):
+                return toolkit_initializer_of(name, (config.vocab_size, config.hidden_size))
+            return toolkit_initializer_of(name, (shapes or kernel_shapes(config))[name])
         if name.endswith("word_embeddings"):
             return "truncated_normal", config.hidden_size ** -0.5 / 0.87962566103423978
         fan_in, fan_out = (shapes or kernel_shapes(config))[name]

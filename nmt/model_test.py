@@ -190,7 +190,9 @@ def test_config_round_trips_and_refuses_bad_values(tmp_path):
         NmtConfig.from_json_file(str(tmp_path / "missing.json"))
     with pytest.raises(ValueError, match="`initializer` = 'xavier'"):
         NmtConfig(initializer="xavier")
-    assert initializers(NmtConfig())("nmt/encoder/layer_0/attention/self/query/kernel") == ("truncated_normal", 0.02)
+    query = "nmt/encoder/layer_0/attention/self/query/kernel"
+    assert initializers(NmtConfig())(query) == ("uniform", pytest.approx((6.0 / (512 + 512)) ** 0.5))
+    assert initializers(NmtConfig(initializer="bert"))(query) == ("truncated_normal", 0.02)
 
 
 @pytest.mark.parametrize("norm_first", [False, True])

@@ -12,35 +12,58 @@ from freezing import PARAMETERS_FILE  # noqa: E402
 from nmt.config import NmtConfig  # noqa: E402
 from nmt.parameter_groups import count_parameters  # noqa: E402
 from nmt import experiments as nmt_experiments  # noqa: E402
-from reproduction.summary import read_key_values as _read_key_values  # noqa: E402
+from reproduction.summary import read_key_values as _read_key_values, summarize  # noqa: E402
 
 TITLE = "Bogoychev (2021), translation: parameter groups frozen at their random initialisation"
 
 
+FIGURES = ("dev_bleu", "test_bleu", "test_chrf", "test_perplexity", "epochs_to_best")
+
+
+def _run(directory, seed):
+    """One run's figures from its eval_results.txt and test_results.txt."""
+    dev = _read_key_values(os.path.join(directory, "eval_results.txt"))
+    test = _read_key_values(os.path.join(directory, "test_results.txt"))
+    return dict(seed=seed, run_dir=directory, dev_bleu=dev["bleu"], dev_chrf=dev["chrf"], test_bleu=test["bleu"],
+                test_chrf=test["chrf"], test_perplexity=test["perplexity"],
+                best_step=int(dev.get("best_step", dev["global_step"])),
+                epochs_to_best=dev.get("best_epochs", dev["epochs"]),
+                last_evaluated_step=int(dev.get("last_evaluated_step", dev["global_step"])),
+                # A later dev evaluation failed to beat the best: converged by dev BLEU within its steps.
+                converged=dev.get("evaluations_since_best", 0) > 0)
+
+
 def collect(scale, output_dir):
-    """Every row's model, trainable share, BLEU, chrF and epochs to its best dev BLEU, from its run's files."""
+    """Every row's model, trainable share, BLEU, chrF and epochs to its best dev BLEU, from its runs' files.
+
+    With several seeds a figure is their mean, its sample standard deviation
+    under "<figure>_std" (None for one run) and each run under "seeds".
+    """
     rows = []
     for row in nmt_experiments.rows(scale):
-        directory = nmt_experiments.directory_of(output_dir, row)
+        runs = [_run(nmt_experiments.directory_of(output_dir, row, scale, seed), seed)
+                for seed in scale.row_seeds(row)]
+        directory = runs[0]["run_dir"]
         config = NmtConfig.from_json_file(os.path.join(directory, "nmt_config.json"))
         with open(os.path.join(directory, PARAMETERS_FILE), encoding="utf-8") as f:
             report = json.load(f)
-        dev = _read_key_values(os.path.join(directory, "eval_results.txt"))
-        test = _read_key_values(os.path.join(directory, "test_results.txt"))
+        figures = {}
+        for key in FIGURES:
+            summary = summarize([run[key] for run in runs])
+            figures[key], figures[key + "_std"] = summary["mean"], summary["std"] if len(runs) > 1 else None
         paper_config = nmt_experiments.PAPER.config(row).replace(vocab_size=nmt_experiments.PAPER_VOCAB_SIZE)
         rows.append(dict(
             name=row.name, preset=row.preset, freeze=row.freeze, run_dir=directory,
             ffn_divisor=row.ffn_divisor, head_size_divisor=row.head_size_divisor,
             run_config=dict(hidden_size=config.hidden_size, head_size=config.attention_head_size,
-                            intermediate_size=config.intermediate_size,
+                            intermediate_size=config.intermediate_size, initializer=config.initializer,
                             layers="%d+%d" % (config.num_encoder_layers, config.num_decoder_layers)),
             params=dict(run_scale=count_parameters(config)["total"],
                         paper_scale=count_parameters(paper_config)["total"]),
             trainable_share=report["trainable_share"],
             paper_scale_trainable_share=nmt_experiments.trainable_share(paper_config, row.freeze),
-            dev_bleu=dev["bleu"], dev_chrf=dev["chrf"], test_bleu=test["bleu"], test_chrf=test["chrf"],
-            test_perplexity=test["perplexity"], best_step=int(dev.get("best_step", dev["global_step"])),
-            epochs_to_best=dev.get("best_epochs", dev["epochs"]), global_step=int(dev["global_step"])))
+            best_step=runs[0]["best_step"], last_evaluated_step=runs[0]["last_evaluated_step"],
+            converged=all(run["converged"] for run in runs), seeds=runs, **figures))
     baselines = {row["preset"]: row["test_bleu"] for row in rows if not row["freeze"]}
     for row in rows:
         base = baselines.get(row["preset"])
@@ -49,12 +72,19 @@ def collect(scale, output_dir):
                 rows=rows)
 
 
+def _figure(row, key, digits):
+    if row[key + "_std"] is None:
+        return "%.*f" % (digits, row[key])
+    return "%.*f ± %.*f" % (digits, row[key], digits, row[key + "_std"])
+
+
 def markdown(results, scale_note):
     lines = ["# %s" % results["title"], "", scale_note, "",
              "**What the paper states** (its tables are not in any public text we can reach; these are its "
              "words): %s" % results["paper_statement"], "",
              "BLEU and chrF are sacreBLEU's on the detokenized beam-search output of the checkpoint with "
-             "the best dev BLEU; 'epochs' are the passes over the training pairs up to that checkpoint; "
+             "the best dev BLEU; 'epochs' are the passes over the training pairs up to that checkpoint "
+             "(marked * where no later evaluation came: the run was still improving when its steps ran out); "
              "'of baseline' is the row's test BLEU over its preset's unfrozen row's.", ""]
     header = ["row", "frozen", "d (d_p, FFN), layers", "params (ours)", "params (paper scale)", "trainable",
               "trainable (paper scale)", "dev BLEU", "test BLEU", "of baseline", "test chrF", "epochs"]
@@ -66,10 +96,17 @@ def markdown(results, scale_note):
                  "%d (%d, %d), %s" % (run["hidden_size"], run["head_size"], run["intermediate_size"], run["layers"]),
                  "%.2fM" % (row["params"]["run_scale"] / 1e6), "%.1fM" % (row["params"]["paper_scale"] / 1e6),
                  "%.1f%%" % (100 * row["trainable_share"]), "%.1f%%" % (100 * row["paper_scale_trainable_share"]),
-                 "%.2f" % row["dev_bleu"], "%.2f" % row["test_bleu"],
-                 "—" if share is None else "%.0f%%" % (100 * share), "%.1f" % row["test_chrf"],
-                 "%.2f" % row["epochs_to_best"]]
+                 _figure(row, "dev_bleu", 2), _figure(row, "test_bleu", 2),
+                 "—" if share is None else "%.0f%%" % (100 * share), _figure(row, "test_chrf", 1),
+                 _figure(row, "epochs_to_best", 2) + ("" if row["converged"] else "*")]
         lines.append("| " + " | ".join(cells) + " |")
+    several = [row for row in results["rows"] if len(row["seeds"]) > 1]
+    if several:
+        seeds = [run["seed"] for run in several[0]["seeds"]]
+        lines += ["", "BLEU, chrF and epochs of %s: mean ± sample standard deviation over seeds %s of "
+                  "run_translation.py --random_seed (the initialisation, the frozen values and the data order); "
+                  "the other rows ran with seed %d." % (", ".join(row["name"] for row in several),
+                                                        ", ".join(str(s) for s in seeds), seeds[0])]
     return "\n".join(lines) + "\n"
 
 
@@ -79,7 +116,8 @@ def plot(output_dir, results):
     figure, ax = plt.subplots(figsize=(9, 5))
     for preset in dict.fromkeys(row["preset"] for row in results["rows"]):
         points = [row for row in results["rows"] if row["preset"] == preset]
-        ax.scatter([100 * r["trainable_share"] for r in points], [r["test_bleu"] for r in points], label=preset)
+        ax.errorbar([100 * r["trainable_share"] for r in points], [r["test_bleu"] for r in points],
+                    yerr=[r["test_bleu_std"] or 0 for r in points], fmt="o", capsize=3, label=preset)
         # Labels alternate above and below their points, so that neighbours do not overlap.
         for index, r in enumerate(sorted(points, key=lambda r: r["trainable_share"])):
             label = (r["freeze"] or "none").replace(",", "+")

@@ -16,6 +16,11 @@ from reproduction.study import Plan, Study, scale_of
 EXPERIMENT = "freezing_nmt"
 SCALE_NOTES = {
     "paper": "Paper scale: transformer-big, -base and -tiny presets, trained to the best dev BLEU.",
+    "small": "**Small scale** (transformer-tiny's 6 + 2 layers and 8 heads with d, d_p and the FFN divided by 4: "
+             "d = 64, d_p = 8, FFN 384; a 4k joint vocabulary; at most 1000 steps of 128 pairs, a dev BLEU every 250, "
+             "stopping after 2 without a better one; seeds 1 and 2 for the baseline and the one-frozen rows) on "
+             "a real corpus given by path: what one machine with 2 CPU cores can show of the paper's findings "
+             "in about an hour. Not the paper's numbers: those need its corpora and models at paper scale.",
     "tiny": "**Tiny scale** (transformer-tiny with d, d_p and the FFN divided by 4, 2 + 2 layers, 400 steps "
             "of 128 pairs on the project's synthetic language pair): this shows that every run lands in the table and "
             "the plot. It does not reproduce the paper's findings; only real data at paper scale can.",
@@ -72,6 +77,11 @@ def plan_markdown(steps, scale):
             row.name, row.freeze or "—", config.hidden_size, config.attention_head_size, config.intermediate_size,
             config.num_encoder_layers, config.num_decoder_layers, "{:,}".format(total), 100 * share,
             "{:,}".format(round(total * share))))
+    if len(scale.seeds) > 1:
+        lines += ["", "Seeds %s for %s; seed %d for the other rows." % (
+            ", ".join(str(s) for s in scale.seeds),
+            ", ".join(row.name for row in nmt_experiments.rows(scale) if len(scale.row_seeds(row)) > 1),
+            scale.seeds[0])]
     lines += ["", "Schedule: each preset's (run_translation.py --preset), batch %d sentence pairs, at most %d steps, "
               "a dev BLEU evaluation every %d steps%s." % (
                   scale.train_batch_size, scale.num_train_steps, scale.save_checkpoints_steps,
@@ -107,7 +117,16 @@ class NmtStudy(Study):
             return (results, nmt_report.markdown(results, SCALE_NOTES[scale.name]),
                     nmt_report.plot(output_dir, results))
 
-        return Plan(steps, PLAN_NOTES, plan_markdown(steps, scale), collect)
+        return Plan(steps, PLAN_NOTES, plan_markdown(steps, scale), collect, expected_time(scale, len(steps)))
+
+
+def expected_time(scale, num_steps):
+    """The sentence the driver prints before running, from the scale's measured minutes per run ("" without)."""
+    if scale.minutes_per_run is None:
+        return ""
+    return ("Expected time: about %d minutes for %d runs on 2 CPU cores (%.1f min per run, measured at %s scale on "
+            "Multi30k; finished runs are skipped)." % (round(scale.minutes_per_run * num_steps), num_steps,
+                                                       scale.minutes_per_run, scale.name))
 
 
 STUDIES = (NmtStudy(),)
