@@ -15,6 +15,14 @@ Bhojanapalli et al. (2020), a 6-layer tensor2tensor-style language model):
   attention_probs_dropout_prob  dropout on attention probabilities (0.1)
   max_position_embeddings       longest input, learned positions (256)
   tie_embeddings                output layer = transposed input embeddings (true)
+  initializer                   "bert" (the default): BERT's truncated normal of
+                                initializer_range for every matrix, as paper 1's
+                                figures run; "marian": the NMT toolkit's scheme, as
+                                freezing_lm's rows run (Bogoychev (2021) trained with
+                                it): Glorot uniform matrices, word and position tables
+                                U(±sqrt(3/d)) (the toolkit with trainable positions:
+                                no sqrt(d) multiplier), zero biases
+                                (modeling/initializers.py)
   initializer_range             stddev of the truncated-normal initializer (0.02)
 
 Unknown keys are named in a warning; one within two edits of a known key is
@@ -24,7 +32,10 @@ an error ("did you mean head_size?"), as for `BertConfig`.
 import dataclasses
 from typing import Optional
 
+from modeling.initializers import TOOLKIT
 from modeling.json_config import JsonConfig
+
+INITIALIZERS = ("bert", TOOLKIT)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -44,6 +55,7 @@ class LmConfig(JsonConfig):
     attention_probs_dropout_prob: float = 0.1
     max_position_embeddings: int = 256
     tie_embeddings: bool = True
+    initializer: str = "bert"
     initializer_range: float = 0.02
 
     def __post_init__(self):
@@ -55,5 +67,8 @@ class LmConfig(JsonConfig):
                                 "max_position_embeddings"))
         if not isinstance(self.tie_embeddings, bool):
             raise ValueError("LmConfig: `tie_embeddings` = %r must be true or false." % (self.tie_embeddings,))
+        if self.initializer not in INITIALIZERS:
+            raise ValueError("LmConfig: `initializer` = %r; expected one of %s."
+                             % (self.initializer, ", ".join(INITIALIZERS)))
         self.check_initializer_range()
         self.check_head_size()

@@ -54,6 +54,8 @@ class LmRow:
     intermediate_size: int = 1024
     family: str = ""
     freeze: str = ""
+    initializer: str = "bert"  # LmConfig.initializer: "marian" for the freezing study's rows
+    num_seeds: Optional[int] = None  # runs with the scale's first this many seeds (None: all of them)
     matched_to: Optional["LmRow"] = None  # The fixed-head-size partner whose parameters this row matches,
     grow: str = ""  # by growing "hidden_size" or "intermediate_size",
     limit: Optional[int] = None  # up to this paper-scale size.
@@ -98,6 +100,10 @@ class LmScale:
     heads: Optional[tuple] = None  # Head counts kept by the figures that vary them (None: the paper's).
     minutes_per_run: Optional[float] = None  # Wall-clock minutes of one row and seed, measured on 2 CPU cores.
 
+    def row_seeds(self, row):
+        """The seeds a row runs with at this scale."""
+        return self.seeds[:row.num_seeds] if row.num_seeds else self.seeds
+
     def rows(self, experiment):
         """The experiment's rows run at this scale."""
         if self.heads is None or experiment.varies != "num_heads":
@@ -125,7 +131,7 @@ class LmScale:
         return LmConfig(hidden_size=hidden, num_hidden_layers=self.num_layers,
                         num_attention_heads=row.num_heads,
                         head_size=row.head_size // self.shrink if row.head_size else None,
-                        intermediate_size=row.intermediate_size // self.shrink,
+                        intermediate_size=row.intermediate_size // self.shrink, initializer=row.initializer,
                         max_position_embeddings=max(self.max_seq_length, 256 // self.shrink))
 
 
@@ -219,7 +225,10 @@ def _figure4():
 
 
 def _freezing_lm():
-    rows = tuple(LmRow(preset.replace(",", "+") or "none", 256, 8, 32, family="lm1b_paper model", freeze=preset)
+    # Initialised as the study's toolkit does; with several seeds, the unfrozen and the embeddings-frozen
+    # rows (the paper's LM finding) run with each, the others with the first.
+    rows = tuple(LmRow(preset.replace(",", "+") or "none", 256, 8, 32, family="lm1b_paper model", freeze=preset,
+                       initializer="marian", num_seeds=None if preset in ("", "embeddings") else 1)
                  for preset in FREEZING_PRESETS)
     return LmExperiment(
         "freezing_lm", "Bogoychev (2021), language model: parameter groups frozen at their random "
@@ -262,7 +271,7 @@ def run_directories(experiment, scale, output_dir):
         config = scale.config(row)
         key = (config.replace(head_size=config.attention_head_size).to_json_string(), row.freeze)
         first = seen.setdefault(key, row.name)
-        directories[row.name] = tuple(_directory(output_dir, first, scale, seed) for seed in scale.seeds)
+        directories[row.name] = tuple(_directory(output_dir, first, scale, seed) for seed in scale.row_seeds(row))
     return directories
 
 
@@ -276,6 +285,8 @@ def build(experiment, scale, paths, output_dir, dtype="float32"):
     vocab_file = paths.vocab_file
     steps = []
     for seed, row in ((seed, row) for seed in scale.seeds for row in scale.rows(experiment)):
+        if seed not in scale.row_seeds(row):
+            continue
         directory = _directory(output_dir, row.name, scale, seed)
         if directory not in directories[row.name]:
             continue  # Read from the identical row's run.

@@ -32,7 +32,7 @@ from lm.config import LmConfig
 from modeling import seeded_init
 from modeling.checkpoint_names import OriginalVariable, block_variables
 from modeling.encoder_block import transformer_block
-from modeling.initializers import create_initializer
+from modeling.initializers import TOOLKIT, create_initializer, toolkit_initializer_of, toolkit_keras_initializers
 
 # tensor2tensor's layer_norm epsilon.
 LAYER_NORM_EPSILON = 1e-6
@@ -72,13 +72,16 @@ class TransformerLm(tf_keras.Model):
         if config.vocab_size is None:
             raise ValueError("LmConfig: `vocab_size` is needed to build the model.")
         self.config = config
-        initializer = create_initializer(config.initializer_range)
+        if config.initializer == TOOLKIT:
+            embedding_init, initializer = toolkit_keras_initializers(config.hidden_size)
+        else:
+            embedding_init = initializer = create_initializer(config.initializer_range)
         self.word_embeddings = layers.OnDeviceEmbedding(
             vocab_size=config.vocab_size, embedding_width=config.hidden_size,
-            initializer=tf_utils.clone_initializer(initializer), name="word_embeddings")
+            initializer=tf_utils.clone_initializer(embedding_init), name="word_embeddings")
         self.position_embeddings = layers.PositionEmbedding(
             max_length=config.max_position_embeddings,
-            initializer=tf_utils.clone_initializer(initializer), name="position_embeddings")
+            initializer=tf_utils.clone_initializer(embedding_init), name="position_embeddings")
         self.embedding_dropout = tf_keras.layers.Dropout(config.hidden_dropout_prob)
         self.decoder_layers = [
             transformer_block(config, initializer, norm_first=True, norm_epsilon=LAYER_NORM_EPSILON,
@@ -145,7 +148,7 @@ class TransformerLm(tf_keras.Model):
         return names
 
     def initializer_of(self, name):
-        """(kind, stddev) of a checkpoint name: BERT's rules (LayerNorm ones/zeros, biases zeros)."""
+        """(kind, scale) of a checkpoint name under the config's `initializer` (LayerNorm ones/zeros, biases zeros)."""
         return initializers(self.config)(name)
 
     def get_config(self):
@@ -163,5 +166,23 @@ def build_lm(model, seq_length=2):
 
 
 def initializers(config):
-    """name -> (kind, stddev) for an LmConfig (the freezer's `initializer_of`)."""
-    return functools.partial(seeded_init.initializer_of, initializer_range=config.initializer_range)
+    """name -> (kind, scale) for an LmConfig (the freezer's `initializer_of`)."""
+    if config.initializer != TOOLKIT:
+        return functools.partial(seeded_init.initializer_of, initializer_range=config.initializer_range)
+    return lambda name: toolkit_initializer_of(name, original_shape(config, name))
+
+
+def original_shape(config, name):
+    """The original shape of a checkpoint name, from the config alone (no model built)."""
+    d, inner = config.hidden_size, config.intermediate_size
+    projection = config.num_attention_heads * config.attention_head_size
+    if name.endswith(("word_embeddings", "output/kernel")):
+        return (config.vocab_size, d) if name.endswith("embeddings") else (d, config.vocab_size)
+    if name.endswith("position_embeddings"):
+        return (config.max_position_embeddings, d)
+    for suffix, shape in (("query/kernel", (d, projection)), ("key/kernel", (d, projection)),
+                          ("value/kernel", (d, projection)), ("attention/output/dense/kernel", (projection, d)),
+                          ("intermediate/dense/kernel", (d, inner)), ("output/dense/kernel", (inner, d))):
+        if name.endswith(suffix):
+            return shape
+    return (d,)  # LayerNorm parameters and biases: their scale does not depend on it.

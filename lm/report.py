@@ -33,7 +33,7 @@ def collect(experiment, scale, output_dir):
     rows = []
     for row in scale.rows(experiment):
         runs = []
-        for seed, directory in zip(scale.seeds, directories[row.name]):
+        for seed, directory in zip(scale.row_seeds(row), directories[row.name]):
             evaluation = _read_key_values(os.path.join(directory, "eval_results.txt"))
             test = _read_key_values(os.path.join(directory, "test_results.txt"))
             runs.append(dict(seed=seed, run_dir=directory, eval_perplexity=evaluation["perplexity"],
@@ -87,8 +87,14 @@ def markdown(results, scale_note):
                  _figure(row, "test_perplexity", 2), _figure(row, "test_bits_per_character", 3)]
         lines.append("| " + " | ".join(str(c) for c in cells) + " |")
     lines += ["", "Sizes are the paper's, with the run's own in parentheses."]
-    seeds = [run["seed"] for run in results["rows"][0]["seeds"]]
-    if len(seeds) > 1:
+    several = [row for row in results["rows"] if len(row["seeds"]) > 1]
+    seeds = [run["seed"] for run in several[0]["seeds"]] if several else []
+    if several and len(several) < len(results["rows"]):
+        lines += ["Perplexities and bits per character of %s: mean ± sample standard deviation over seeds %s of "
+                  "run_lm.py --random_seed (the initialisation, frozen values included, and the data order); the "
+                  "other rows ran with seed %d." % (", ".join(row["name"] for row in several),
+                                                    ", ".join(str(s) for s in seeds), seeds[0])]
+    elif several:
         lines += ["Perplexities and bits per character: mean ± sample standard deviation over %d seeds (%s) of "
                   "run_lm.py --random_seed, which sets the initialisation and the data order." % (
                       len(seeds), ", ".join(str(s) for s in seeds))]

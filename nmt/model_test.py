@@ -177,6 +177,37 @@ def test_glorot_initializers_follow_the_fans():
     assert embeddings.std() == pytest.approx(16 ** -0.5, rel=0.1)
 
 
+def test_the_toolkit_scheme_per_group_is_the_default():
+    d, projection, inner = 64, 8 * 12, 256
+    config = NmtConfig(vocab_size=3000, hidden_size=d, num_attention_heads=8, head_size=12, intermediate_size=inner,
+                       num_encoder_layers=2, num_decoder_layers=1)
+    assert config.initializer == "marian"
+    model = build_nmt(TransformerNmt(config))
+    seeded_init.initialize(model, seed=7)
+    names = original_variables(model)
+
+    def value(name):
+        entry = names[name]
+        return entry.to_original(entry.variable.numpy())
+
+    # Embeddings: U(±sqrt(3/d)), stddev 1/sqrt(d); matrices Glorot uniform, stddev sqrt(2/(fan_in+fan_out)).
+    expected = {"nmt/embeddings/word_embeddings": d ** -0.5,
+                "nmt/encoder/layer_0/attention/self/query/kernel": (2 / (d + projection)) ** 0.5,
+                "nmt/decoder/layer_0/attention/cross/value/kernel": (2 / (d + projection)) ** 0.5,
+                "nmt/encoder/layer_1/attention/output/dense/kernel": (2 / (projection + d)) ** 0.5,
+                "nmt/encoder/layer_0/intermediate/dense/kernel": (2 / (d + inner)) ** 0.5,
+                "nmt/decoder/layer_0/output/dense/kernel": (2 / (inner + d)) ** 0.5}
+    for name, std in expected.items():
+        drawn = value(name)
+        assert drawn.std() == pytest.approx(std, rel=0.05), name
+        assert np.abs(drawn).max() <= std * 3 ** 0.5 * (1 + 1e-6), name  # uniform: bounded by sqrt(3) stddevs
+    assert not value("nmt/encoder/layer_0/attention/self/query/bias").any()
+    assert (value("nmt/encoder/layer_0/output/LayerNorm/gamma") == 1).all()
+    assert not value("nmt/output/bias").any()
+    # After the sqrt(d) multiplier a token's vector has entries of unit variance, as large as the sinusoids'.
+    assert (value("nmt/embeddings/word_embeddings") * d ** 0.5).std() == pytest.approx(1.0, rel=0.05)
+
+
 def test_config_round_trips_and_refuses_bad_values(tmp_path):
     config = _config(head_size=10)
     model = TransformerNmt.from_config(TransformerNmt(config).get_config())

@@ -10,7 +10,11 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from freezing import seeded_values
+from modeling import original_variables, seeded_init
 from nmt import task as translation
+from nmt.config import NmtConfig
+from nmt.model import TransformerNmt, build_nmt
 from nmt.parallel_text import ParallelText
 from nmt.parameter_groups import PARAMETER_GROUPS
 from tokenization import sentencepiece_vocabulary as vocabulary_lib
@@ -147,6 +151,33 @@ def test_freezing_presets_keep_frozen_groups_bitwise(data, tmp_path, preset):
     assert checked > 40
     report = json.loads((out / "parameters.json").read_text())
     assert report["flags"]["freeze"] == preset and 0 < report["trainable_share"] < 1
+
+
+def test_frozen_groups_saved_as_their_seed_regenerate_bit_for_bit(data, tmp_path):
+    """The toolkit scheme's uniform draws regenerate from the manifest as the truncated normals did."""
+    out = tmp_path / "seeded"
+    trained = translation.run(_options(data, out, freeze="embeddings,attention", save_frozen="seed", do_eval=True,
+                                       random_seed=5))["dev"]
+    prefix = str(out / "model.ckpt-4")
+    stored = tf.train.load_checkpoint(prefix).get_variable_to_shape_map()
+    manifest = seeded_values.read_manifest(prefix)
+    config = NmtConfig.from_json_file(str(out / "nmt_config.json"))
+    assert config.initializer == "marian" and manifest["random_seed"] == 5
+    fresh = build_nmt(TransformerNmt(config))
+    seeded_init.initialize(fresh, seed=5)
+    variables = original_variables(fresh)
+    kinds = set()
+    for name in manifest["variables"]:
+        assert name not in stored and PARAMETER_GROUPS.group_of(name)[0] in ("embeddings", "attention")
+        regenerated = seeded_values.regenerate(manifest, name, prefix)  # checks the sha256 of the saved values
+        entry = variables[name]
+        np.testing.assert_array_equal(regenerated, entry.to_original(entry.variable.numpy()))
+        kinds.add(manifest["variables"][name]["initializer"])
+    assert kinds == {"uniform", "zeros", "ones"}
+    assert manifest["variables"]["nmt/embeddings/word_embeddings"]["limit"] == pytest.approx((3 / 32) ** 0.5)
+    again = translation.run(_options(data, out, freeze="embeddings,attention", save_frozen="seed", do_eval=True,
+                                     do_train=False, random_seed=5))["dev"]
+    assert again["loss"] == pytest.approx(trained["loss"], rel=1e-6)
 
 
 class _Crash(Exception):
