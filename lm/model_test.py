@@ -132,6 +132,39 @@ def test_seeded_initialisation_is_a_function_of_seed_and_name():
     assert 0.015 < table.std() < 0.02 and np.abs(table).max() <= 0.04 + 1e-6  # truncated at 2 stddev
 
 
+@pytest.mark.parametrize("tie", [True, False])
+def test_the_toolkit_scheme_per_group(tie):
+    """"marian": tables U(±sqrt(3/d)) (stddev 1/sqrt(d)), matrices Glorot uniform, as freezing_lm's rows start."""
+    d, heads, head_size, inner, vocab = 64, 4, 24, 256, 3000
+    config = LmConfig(vocab_size=vocab, hidden_size=d, num_hidden_layers=2, num_attention_heads=heads,
+                      head_size=head_size, intermediate_size=inner, max_position_embeddings=512,
+                      tie_embeddings=tie, initializer="marian")
+    model = build_lm(TransformerLm(config))
+    seeded_init.initialize(model, 3)
+    names = original_variables(model)
+
+    def value(name):
+        entry = names[name]
+        return entry.to_original(entry.variable.numpy())
+
+    projection = heads * head_size
+    expected = {"lm/embeddings/word_embeddings": d ** -0.5, "lm/embeddings/position_embeddings": d ** -0.5,
+                "lm/decoder/layer_0/attention/self/key/kernel": (2 / (d + projection)) ** 0.5,
+                "lm/decoder/layer_1/attention/output/dense/kernel": (2 / (projection + d)) ** 0.5,
+                "lm/decoder/layer_0/intermediate/dense/kernel": (2 / (d + inner)) ** 0.5,
+                "lm/decoder/layer_1/output/dense/kernel": (2 / (inner + d)) ** 0.5}
+    if not tie:
+        expected["lm/output/kernel"] = (2 / (d + vocab)) ** 0.5
+    for name, std in expected.items():
+        drawn = value(name)
+        assert drawn.std() == pytest.approx(std, rel=0.05), name
+        assert np.abs(drawn).max() <= std * 3 ** 0.5 * (1 + 1e-6), name
+    assert not value("lm/decoder/layer_0/intermediate/dense/bias").any() and not value("lm/output/bias").any()
+    assert (value("lm/decoder/layer_0/attention/output/LayerNorm/gamma") == 1).all()
+    with pytest.raises(ValueError, match="`initializer` = 'glorot'; expected one of bert, marian"):
+        LmConfig(initializer="glorot")
+
+
 def test_get_config_round_trip():
     model = TransformerLm(_config(head_size=10, tie=False), name="lm")
     clone = TransformerLm.from_config(json.loads(json.dumps(model.get_config())))

@@ -169,12 +169,32 @@ def test_small_scale_plans_two_seeds_per_row_and_needs_real_text(tmp_path, capsy
 def test_seeds_are_averaged_with_their_spread(monkeypatch, micro_text, tmp_path):
     monkeypatch.setitem(lm_experiments.SCALES, "small", dataclasses.replace(MICRO, name="small", seeds=(1, 2)))
     study = lm_experiments.EXPERIMENTS["freezing_lm"]
-    monkeypatch.setitem(lm_experiments.EXPERIMENTS, "freezing_lm", dataclasses.replace(study, rows=study.rows[:1]))
+    monkeypatch.setitem(lm_experiments.EXPERIMENTS, "freezing_lm", dataclasses.replace(study, rows=study.rows[1:3]))
     written = studies.run(_options(tmp_path / "out", experiment="freezing_lm", scale="small", **micro_text))
-    [row] = written["results"]["rows"]
-    per_seed = [run["test_perplexity"] for run in row["seeds"]]
-    assert [run["seed"] for run in row["seeds"]] == [1, 2] and per_seed[0] != per_seed[1]
-    assert row["test_perplexity"] == pytest.approx(sum(per_seed) / 2)
-    assert row["test_perplexity_std"] == pytest.approx(abs(per_seed[0] - per_seed[1]) / 2 ** 0.5)
-    assert "%.2f ± %.2f" % (row["test_perplexity"], row["test_perplexity_std"]) in open(written["results_md"]).read()
-    assert {"none_seed1", "none_seed2"} <= set(os.listdir(tmp_path / "out"))
+    embeddings, attention = written["results"]["rows"]
+    per_seed = [run["test_perplexity"] for run in embeddings["seeds"]]
+    assert [run["seed"] for run in embeddings["seeds"]] == [1, 2] and per_seed[0] != per_seed[1]
+    assert embeddings["test_perplexity"] == pytest.approx(sum(per_seed) / 2)
+    assert embeddings["test_perplexity_std"] == pytest.approx(abs(per_seed[0] - per_seed[1]) / 2 ** 0.5)
+    # Only the unfrozen and the embeddings-frozen rows run with every seed.
+    assert [run["seed"] for run in attention["seeds"]] == [1] and attention["test_perplexity_std"] is None
+    table = open(written["results_md"]).read()
+    assert "%.2f ± %.2f" % (embeddings["test_perplexity"], embeddings["test_perplexity_std"]) in table
+    assert "Perplexities and bits per character of embeddings: mean ± sample standard deviation over seeds 1, 2" \
+        in table and "the other rows ran with seed 1" in table
+    assert sorted(d for d in os.listdir(tmp_path / "out") if "_seed" in d) == [
+        "attention_seed1", "embeddings_seed1", "embeddings_seed2"]
+    config = json.loads((tmp_path / "out" / "attention_seed1" / "lm_config.json").read_text())
+    assert config["initializer"] == "marian"
+
+
+def test_freezing_lm_initialises_as_the_toolkit_and_seeds_two_rows(tmp_path):
+    written = studies.run(_options(tmp_path, experiment="freezing_lm", scale="small", dry_run=True))
+    plan_text = open(written["plan_sh"]).read()
+    assert plan_text.count("run_lm.py") == 9 and plan_text.count("--random_seed=2") == 2
+    assert "none_seed2" in plan_text and "embeddings_seed2" in plan_text and "ffn_seed2" not in plan_text
+    for row in lm_experiments.EXPERIMENTS["freezing_lm"].rows:
+        config = json.loads((tmp_path / "configs" / ("%s.json" % row.name)).read_text())
+        assert config["initializer"] == "marian" and config["hidden_size"] == 128 and config["head_size"] == 16
+    # Paper 1's figures keep BERT's initialisation, as their committed runs used.
+    assert lm_experiments.SMALL.config(lm_experiments.EXPERIMENTS["lm_figure1"].rows[0]).initializer == "bert"

@@ -2,10 +2,11 @@
 
 import dataclasses
 import json
+import os
 
 import pytest
 
-from nmt import experiments as nmt_experiments, study as nmt_study
+from nmt import experiments as nmt_experiments, study as nmt_study, synthetic
 from nmt.parameter_groups import count_parameters
 from nmt.task import NmtOptions
 from reproduction import runner
@@ -91,3 +92,50 @@ def test_paper_scale_without_data_is_named(tmp_path):
         studies.run(_options(tmp_path, experiment="freezing_nmt", scale="paper"))
     with pytest.raises(ValueError, match="--experiment=freezing_nmt needs --dev_tsv, or --dev_src with --dev_tgt"):
         studies.run(_options(tmp_path, experiment="freezing_nmt", train_tsv="x.tsv", test_tsv="y.tsv"))
+
+
+def test_small_scale_configs_seeds_and_plan(tmp_path, capsys):
+    scale = nmt_experiments.SMALL
+    configs = {row.name.split("/")[1]: scale.config(row) for row in nmt_experiments.rows(scale)}
+    assert {(c.hidden_size, c.num_encoder_layers, c.num_decoder_layers, c.num_attention_heads, c.initializer)
+            for c in configs.values()} == {(64, 3, 1, 8, "marian")}
+    assert [configs[n].intermediate_size for n in ("none", "ffn_width_half", "ffn_width_quarter")] == [384, 192, 96]
+    assert configs["none"].attention_head_size == 8 and configs["attention_head_size_half"].attention_head_size == 4
+    seeded = [row.name for row in nmt_experiments.rows(scale) if scale.row_seeds(row) == (1, 2)]
+    assert seeded == ["transformer-tiny/none", "transformer-tiny/embeddings", "transformer-tiny/attention",
+                      "transformer-tiny/ffn"]
+    with pytest.raises(ValueError, match="--experiment=freezing_nmt at --scale=small needs --train_tsv"):
+        studies.run(_options(tmp_path, experiment="freezing_nmt", scale="small"))
+    written = studies.run(_options(tmp_path, experiment="freezing_nmt", scale="small", dry_run=True))
+    plan_sh = open(written["plan_sh"]).read()
+    # Every row at seed 1 first, then the second seed of the four rows that have one.
+    order = [line.split("--output_dir=")[1].split()[0].rsplit("/", 1)[1] for line in plan_sh.splitlines()
+             if "run_translation.py" in line]
+    assert len(order) == 14 and order[:10] == ["transformer-tiny_%s_seed1" % r.name.split("/")[1]
+                                                for r in nmt_experiments.rows(scale)]
+    assert order[10:] == ["transformer-tiny_%s_seed2" % n for n in ("none", "embeddings", "attention", "ffn")]
+    assert "Seeds 1, 2 for transformer-tiny/none, transformer-tiny/embeddings" in open(written["plan_md"]).read()
+    assert "Expected time: about 56 minutes for 14 runs" in capsys.readouterr().out
+
+
+def test_small_scale_end_to_end_on_a_slice_averages_seeds(monkeypatch, tmp_path):
+    monkeypatch.setitem(nmt_experiments.SCALES, "small", dataclasses.replace(MICRO, name="small", seeds=(1, 2)))
+    monkeypatch.setattr(nmt_experiments, "FREEZING_PRESETS", ("ffn",))
+    paths = synthetic.write_task(str(tmp_path / "data"), seed=0, num_train=300, num_dev=10, num_test=10)
+    written = studies.run(_options(tmp_path / "out", experiment="freezing_nmt", scale="small",
+                                   train_tsv=paths.train, dev_tsv=paths.dev, test_tsv=paths.test))
+    rows = {row["name"].split("/")[1]: row for row in written["results"]["rows"]}
+    assert sorted(rows) == ["attention_head_size_half", "ffn", "ffn_width_half", "ffn_width_quarter"]
+    ffn = rows["ffn"]
+    per_seed = [run["test_bleu"] for run in ffn["seeds"]]
+    assert [run["seed"] for run in ffn["seeds"]] == [1, 2]
+    assert ffn["test_bleu"] == pytest.approx(sum(per_seed) / 2)
+    assert ffn["test_bleu_std"] == pytest.approx(abs(per_seed[0] - per_seed[1]) / 2 ** 0.5)
+    assert rows["ffn_width_half"]["test_bleu_std"] is None and len(rows["ffn_width_half"]["seeds"]) == 1
+    assert all(isinstance(row["converged"], bool) for row in rows.values())
+    table = open(written["results_md"]).read()
+    assert "Small scale" in table and "BLEU, chrF and epochs of transformer-tiny/ffn: mean ± sample standard " \
+        "deviation over seeds 1, 2" in table
+    assert sorted(d for d in os.listdir(tmp_path / "out") if d.startswith("transformer-tiny")) == [
+        "transformer-tiny_attention_head_size_half_seed1", "transformer-tiny_ffn_seed1", "transformer-tiny_ffn_seed2",
+        "transformer-tiny_ffn_width_half_seed1", "transformer-tiny_ffn_width_quarter_seed1"]
