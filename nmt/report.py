@@ -29,8 +29,8 @@ def _run(directory, seed):
                 best_step=int(dev.get("best_step", dev["global_step"])),
                 epochs_to_best=dev.get("best_epochs", dev["epochs"]),
                 last_evaluated_step=int(dev.get("last_evaluated_step", dev["global_step"])),
-                # A later dev evaluation failed to beat the best: converged by dev BLEU within its steps.
-                converged=dev.get("evaluations_since_best", 0) > 0)
+                # The best dev BLEU came at the last evaluation: the run was still improving when it ended.
+                still_improving=dev.get("evaluations_since_best", 0) == 0)
 
 
 def collect(scale, output_dir):
@@ -63,7 +63,7 @@ def collect(scale, output_dir):
             trainable_share=report["trainable_share"],
             paper_scale_trainable_share=nmt_experiments.trainable_share(paper_config, row.freeze),
             best_step=runs[0]["best_step"], last_evaluated_step=runs[0]["last_evaluated_step"],
-            converged=all(run["converged"] for run in runs), seeds=runs, **figures))
+            still_improving=any(run["still_improving"] for run in runs), seeds=runs, **figures))
     baselines = {row["preset"]: row["test_bleu"] for row in rows if not row["freeze"]}
     for row in rows:
         base = baselines.get(row["preset"])
@@ -84,7 +84,8 @@ def markdown(results, scale_note):
              "words): %s" % results["paper_statement"], "",
              "BLEU and chrF are sacreBLEU's on the detokenized beam-search output of the checkpoint with "
              "the best dev BLEU; 'epochs' are the passes over the training pairs up to that checkpoint "
-             "(marked * where no later evaluation came: the run was still improving when its steps ran out); "
+             "(marked * where a run's best came at its last evaluation: it was still improving when its steps "
+             "ran out); "
              "'of baseline' is the row's test BLEU over its preset's unfrozen row's.", ""]
     header = ["row", "frozen", "d (d_p, FFN), layers", "params (ours)", "params (paper scale)", "trainable",
               "trainable (paper scale)", "dev BLEU", "test BLEU", "of baseline", "test chrF", "epochs"]
@@ -98,7 +99,7 @@ def markdown(results, scale_note):
                  "%.1f%%" % (100 * row["trainable_share"]), "%.1f%%" % (100 * row["paper_scale_trainable_share"]),
                  _figure(row, "dev_bleu", 2), _figure(row, "test_bleu", 2),
                  "—" if share is None else "%.0f%%" % (100 * share), _figure(row, "test_chrf", 1),
-                 _figure(row, "epochs_to_best", 2) + ("" if row["converged"] else "*")]
+                 _figure(row, "epochs_to_best", 2) + ("*" if row["still_improving"] else "")]
         lines.append("| " + " | ".join(cells) + " |")
     several = [row for row in results["rows"] if len(row["seeds"]) > 1]
     if several:
