@@ -127,8 +127,9 @@ def plot(output_dir, results):
             ax.annotate(label, (100 * r["trainable_share"], r["test_bleu"]), fontsize=7,
                         xytext=(3, 4 if index % 2 == 0 else -11), textcoords="offset points")
     ax.set_xlim(-2, 118)  # room for the labels of the rows at 100%
-    ax.set_xlabel("trainable parameters (%)")
-    ax.set_ylabel("test BLEU")
+    ax.set_xlabel("trainable parameters (%); each point is labelled with what is frozen")
+    ax.set_ylabel("test BLEU" + (" (mean ± std where several seeds ran)" if any(
+        len(r["seeds"]) > 1 for r in results["rows"]) else ""))
     ax.set_title("%s\n(%s scale)" % (results["title"], results["scale"]), fontsize=9)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
