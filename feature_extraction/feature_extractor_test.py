@@ -361,15 +361,17 @@ ENTRY = r"^Manifest .*/model\.ckpt\.frozen\.json: the entry of " + KERNEL + " "
     (lambda c: _edited(c, ["variables", KERNEL, "shape"], None), ENTRY + r'lacks "shape"\.$'),
     (lambda c: _edited(c, ["variables", KERNEL, "shape"], 16),
      ENTRY + r'has "shape": 16; expected a list of non-negative integers\.$'),
+    (lambda c: _edited(c, ["variables", KERNEL, "initializer"], "laplace"),
+     ENTRY + r'has "initializer": "laplace"; expected one of truncated_normal, uniform, zeros, ones\.$'),
     (lambda c: _edited(c, ["variables", KERNEL, "initializer"], "uniform"),
-     ENTRY + r'has "initializer": "uniform"; expected one of truncated_normal, zeros, ones\.$'),
+     ENTRY + r'has "limit": null; expected a positive number\.$'),
     (lambda c: _edited(c, ["variables", KERNEL, "stddev"], "x"),
      ENTRY + r'has "stddev": "x"; expected a positive number\.$'),
     (lambda c: _edited(c, ["variables", KERNEL, "shape"], [16, 31]),
      r"^Checkpoint .*/model\.ckpt with its manifest .*/model\.ckpt\.frozen\.json does not fit the model .*"
      r"Shape mismatch for 1 variable\(s\): " + KERNEL + r": manifest shape \[16, 31\], model shape \[16, 32\]$"),
 ], ids=["not_json", "not_object", "no_seed", "seed_not_int", "no_variables", "no_shape", "shape_not_list",
-        "bad_initializer", "bad_stddev", "wrong_shape"])
+        "bad_initializer", "uniform_without_limit", "bad_stddev", "wrong_shape"])
 def test_a_bad_seed_manifest_is_a_one_line_error_naming_it(seeded, edit, message):
     prefix, content, config = seeded
     path = prefix + seeded_values.MANIFEST_SUFFIX

@@ -6,6 +6,7 @@ import json
 import pytest
 
 from analysis import testing
+from nmt import experiments as nmt_experiments
 from reproduction.theorem1 import report, study as theorem1_study
 import studies
 
@@ -42,7 +43,7 @@ def test_theorem1_runs_reports_the_knee_and_resumes(monkeypatch, tmp_path, caplo
     assert again["results"] == results
 
 
-def test_real_inputs_reach_the_entry_point_and_scales_are_named(tmp_path):
+def test_real_inputs_reach_the_entry_point_and_scales_are_named(tmp_path, monkeypatch):
     model = testing.write_random_model(str(tmp_path), head_size=4)
     sentences = tmp_path / "sentences.txt"
     sentences.write_text("the big red dog ran under a mat and sat .\n")
@@ -52,5 +53,7 @@ def test_real_inputs_reach_the_entry_point_and_scales_are_named(tmp_path):
     plan_text = open(written["plan_sh"]).read()
     assert "measure_head_capacity.py" in plan_text and "--lengths=8,16,32" in plan_text
     assert "--init_checkpoint=%s" % model["init_checkpoint"] in plan_text and "--do_lower_case=true" in plan_text
+    # An experiment without the scale asked for names those it has.
+    monkeypatch.delitem(nmt_experiments.SCALES, "small")
     with pytest.raises(ValueError, match=r"^--scale=small: --experiment=freezing_nmt runs at paper or tiny scale\.$"):
         studies.run(studies.ReproduceOptions(experiment="freezing_nmt", scale="small", output_dir=str(tmp_path / "n")))
