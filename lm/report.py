@@ -19,7 +19,7 @@ from freezing import PARAMETERS_FILE  # noqa: E402
 from lm import experiments as lm_experiments  # noqa: E402
 from lm.config import LmConfig  # noqa: E402
 from lm.parameter_groups import count_parameters  # noqa: E402
-from reproduction.summary import read_key_values as _read_key_values, summarize  # noqa: E402
+from reproduction.summary import mean_std_text, read_key_values as _read_key_values, seed_figures  # noqa: E402
 
 
 def collect(experiment, scale, output_dir):
@@ -43,10 +43,7 @@ def collect(experiment, scale, output_dir):
         config = LmConfig.from_json_file(os.path.join(directory, "lm_config.json"))
         with open(os.path.join(directory, PARAMETERS_FILE), encoding="utf-8") as f:
             report = json.load(f)
-        figures = {}
-        for key in ("eval_perplexity", "test_perplexity", "test_bits_per_character"):
-            summary = summarize([run[key] for run in runs])
-            figures[key], figures[key + "_std"] = summary["mean"], summary["std"] if len(runs) > 1 else None
+        figures = seed_figures(runs, ("eval_perplexity", "test_perplexity", "test_bits_per_character"))
         rows.append(dict(
             name=row.name, family=row.family, freeze=row.freeze, run_dir=directory,
             hidden_size=row.hidden_size, num_heads=row.num_heads, head_size=row.effective_head_size,
@@ -59,12 +56,6 @@ def collect(experiment, scale, output_dir):
             global_step=runs[0]["global_step"], seeds=runs, **figures))
     return dict(experiment=experiment.name, title=experiment.title, scale=scale.name, varies=experiment.varies,
                 paper_statement=experiment.paper_statement, rows=rows)
-
-
-def _figure(row, key, digits):
-    if row[key + "_std"] is None:
-        return "%.*f" % (digits, row[key])
-    return "%.*f ± %.*f" % (digits, row[key], digits, row[key + "_std"])
 
 
 def markdown(results, scale_note):
@@ -83,8 +74,8 @@ def markdown(results, scale_note):
                  "%d (%d)" % (row["head_size"], run["head_size"]),
                  "%d (%d)" % (row["intermediate_size"], run["intermediate_size"]), row["freeze"] or "—",
                  "%.3fM" % (row["params"]["run_scale"] / 1e6), "%.1fM" % (row["params"]["paper_scale"] / 1e6),
-                 "%.1f%%" % (100 * row["trainable_share"]), _figure(row, "eval_perplexity", 2),
-                 _figure(row, "test_perplexity", 2), _figure(row, "test_bits_per_character", 3)]
+                 "%.1f%%" % (100 * row["trainable_share"]), mean_std_text(row, "eval_perplexity", 2),
+                 mean_std_text(row, "test_perplexity", 2), mean_std_text(row, "test_bits_per_character", 3)]
         lines.append("| " + " | ".join(str(c) for c in cells) + " |")
     lines += ["", "Sizes are the paper's, with the run's own in parentheses."]
     several = [row for row in results["rows"] if len(row["seeds"]) > 1]

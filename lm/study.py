@@ -11,7 +11,7 @@ from lm import experiments as lm_experiments, report, task
 from lm.parameter_groups import count_parameters
 import outputs
 from reproduction import tiny_data
-from reproduction.study import Plan, Study, scale_of
+from reproduction.study import Plan, Study, expected_time, scale_of
 
 SCALE_NOTES = {
     "paper": "Paper scale: 6 layers, LM1B, the lm1b_paper schedule (250k steps).",
@@ -126,16 +126,8 @@ class LmStudy(Study):
             return results, report.markdown(results, SCALE_NOTES[scale.name]), report.plot(output_dir, results)
 
         return Plan(steps, PLAN_NOTES, plan_markdown(steps, experiment, scale, output_dir), collect,
-                    expected_time(scale, len(steps)))
-
-
-def expected_time(scale, num_steps):
-    """The sentence the driver prints before running, from the scale's measured minutes per run ("" without)."""
-    if scale.minutes_per_run is None:
-        return ""
-    return ("Expected time: about %d minutes for %d runs on 2 CPU cores (%.1f min per run, measured at %s scale "
-            "on lm_figure1; runs with more heads take longer; finished runs are skipped)." % (
-                round(scale.minutes_per_run * num_steps), num_steps, scale.minutes_per_run, scale.name))
+                    expected_time(scale.minutes_per_run, len(steps), scale.name,
+                                  "lm_figure1; runs with more heads take longer"))
 
 
 STUDIES = tuple(LmStudy(name) for name in lm_experiments.EXPERIMENTS)

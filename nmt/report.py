@@ -12,7 +12,7 @@ from freezing import PARAMETERS_FILE  # noqa: E402
 from nmt.config import NmtConfig  # noqa: E402
 from nmt.parameter_groups import count_parameters  # noqa: E402
 from nmt import experiments as nmt_experiments  # noqa: E402
-from reproduction.summary import read_key_values as _read_key_values, summarize  # noqa: E402
+from reproduction.summary import mean_std_text, read_key_values as _read_key_values, seed_figures  # noqa: E402
 
 TITLE = "Bogoychev (2021), translation: parameter groups frozen at their random initialisation"
 
@@ -47,10 +47,7 @@ def collect(scale, output_dir):
         config = NmtConfig.from_json_file(os.path.join(directory, "nmt_config.json"))
         with open(os.path.join(directory, PARAMETERS_FILE), encoding="utf-8") as f:
             report = json.load(f)
-        figures = {}
-        for key in FIGURES:
-            summary = summarize([run[key] for run in runs])
-            figures[key], figures[key + "_std"] = summary["mean"], summary["std"] if len(runs) > 1 else None
+        figures = seed_figures(runs, FIGURES)
         paper_config = nmt_experiments.PAPER.config(row).replace(vocab_size=nmt_experiments.PAPER_VOCAB_SIZE)
         rows.append(dict(
             name=row.name, preset=row.preset, freeze=row.freeze, run_dir=directory,
@@ -72,12 +69,6 @@ def collect(scale, output_dir):
                 rows=rows)
 
 
-def _figure(row, key, digits):
-    if row[key + "_std"] is None:
-        return "%.*f" % (digits, row[key])
-    return "%.*f ± %.*f" % (digits, row[key], digits, row[key + "_std"])
-
-
 def markdown(results, scale_note):
     lines = ["# %s" % results["title"], "", scale_note, "",
              "**What the paper states** (its tables are not in any public text we can reach; these are its "
@@ -97,9 +88,9 @@ def markdown(results, scale_note):
                  "%d (%d, %d), %s" % (run["hidden_size"], run["head_size"], run["intermediate_size"], run["layers"]),
                  "%.2fM" % (row["params"]["run_scale"] / 1e6), "%.1fM" % (row["params"]["paper_scale"] / 1e6),
                  "%.1f%%" % (100 * row["trainable_share"]), "%.1f%%" % (100 * row["paper_scale_trainable_share"]),
-                 _figure(row, "dev_bleu", 2), _figure(row, "test_bleu", 2),
-                 "—" if share is None else "%.0f%%" % (100 * share), _figure(row, "test_chrf", 1),
-                 _figure(row, "epochs_to_best", 2) + ("*" if row["still_improving"] else "")]
+                 mean_std_text(row, "dev_bleu", 2), mean_std_text(row, "test_bleu", 2),
+                 "—" if share is None else "%.0f%%" % (100 * share), mean_std_text(row, "test_chrf", 1),
+                 mean_std_text(row, "epochs_to_best", 2) + ("*" if row["still_improving"] else "")]
         lines.append("| " + " | ".join(cells) + " |")
     several = [row for row in results["rows"] if len(row["seeds"]) > 1]
     if several:

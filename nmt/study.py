@@ -11,7 +11,7 @@ import os
 from nmt import experiments as nmt_experiments, report as nmt_report, synthetic, task
 from nmt.parameter_groups import count_parameters
 import outputs
-from reproduction.study import Plan, Study, scale_of
+from reproduction.study import Plan, Study, expected_time, scale_of
 
 EXPERIMENT = "freezing_nmt"
 SCALE_NOTES = {
@@ -118,16 +118,8 @@ class NmtStudy(Study):
             return (results, nmt_report.markdown(results, SCALE_NOTES[scale.name]),
                     nmt_report.plot(output_dir, results))
 
-        return Plan(steps, PLAN_NOTES, plan_markdown(steps, scale), collect, expected_time(scale, len(steps)))
-
-
-def expected_time(scale, num_steps):
-    """The sentence the driver prints before running, from the scale's measured minutes per run ("" without)."""
-    if scale.minutes_per_run is None:
-        return ""
-    return ("Expected time: about %d minutes for %d runs on 2 CPU cores (%.1f min per run, measured at %s scale on "
-            "Multi30k; finished runs are skipped)." % (round(scale.minutes_per_run * num_steps), num_steps,
-                                                       scale.minutes_per_run, scale.name))
+        return Plan(steps, PLAN_NOTES, plan_markdown(steps, scale), collect,
+                    expected_time(scale.minutes_per_run, len(steps), scale.name, "Multi30k"))
 
 
 STUDIES = (NmtStudy(),)

@@ -27,3 +27,19 @@ def summarize(values):
         return None
     std = float(np.std(values, ddof=1)) if len(values) > 1 else 0.0
     return {"mean": float(np.mean(values)), "std": std, "per_seed": values}
+
+
+def seed_figures(runs, keys):
+    """{key: mean over the runs, key + "_std": sample std, None for one run} of each key of the runs' dicts."""
+    figures = {}
+    for key in keys:
+        summary = summarize([run[key] for run in runs])
+        figures[key], figures[key + "_std"] = summary["mean"], summary["std"] if len(runs) > 1 else None
+    return figures
+
+
+def mean_std_text(row, key, digits):
+    """"mean ± std" of a `seed_figures` entry, or the mean alone for one run."""
+    if row[key + "_std"] is None:
+        return "%.*f" % (digits, row[key])
+    return "%.*f ± %.*f" % (digits, row[key], digits, row[key + "_std"])
