@@ -11,7 +11,7 @@ CYTHON_SOURCES := pretraining_data/_mersenne_twister.pyx pretraining_data/_insta
 CYTHON_HEADERS := pretraining_data/_mersenne_twister.pxd
 EXTENSIONS_STAMP := $(VENV)/.built-extensions
 
-.PHONY: setup test demo benchmark bazel-check clean
+.PHONY: setup test demo demo-papers benchmark bazel-check clean
 
 setup: $(STAMP) $(EXTENSIONS_STAMP)
 
@@ -30,10 +30,15 @@ $(EXTENSIONS_STAMP): $(STAMP) $(CYTHON_SOURCES) $(CYTHON_HEADERS)
 test: setup
 	$(PY) -m pytest -n 2 $(PYTEST_ARGS)
 
-# e.g. make demo DEMO_FLAGS=--nofrom_scratch (the pretrained model only) or --nopretrained (offline)
+# The demo needs no Cython extension (it runs no create_pretraining_data.py): set-up stays short.
+# e.g. make demo DEMO_FLAGS=--freeze_preset=attention
 DEMO_FLAGS ?=
-demo: setup
+demo: $(STAMP)
 	$(PY) demo/run_demo.py $(DEMO_FLAGS)
+
+# Pre-training from scratch and Table 2B at tiny scale, offline (demo/papers_demo.py, ~10 min).
+demo-papers: setup
+	$(PY) demo/papers_demo.py $(DEMO_FLAGS)
 
 # BUILD checked by Bazel, offline: every target loads, every file and dep
 # resolves, and a few py_test targets run (tools/bazel_check.sh). Debian's
@@ -56,6 +61,7 @@ benchmark: setup
 	$(PY) benchmarks/create_pretraining_data_benchmark.py
 	$(PY) benchmarks/pretraining_step_benchmark.py $(if $(TORCH_PYTHON),--torch_python=$(TORCH_PYTHON))
 	$(PY) benchmarks/inference_benchmark.py $(if $(TORCH_PYTHON),--torch_python=$(TORCH_PYTHON))
+	$(PY) benchmarks/demo_benchmark.py
 
 clean:
 	rm -rf $(VENV) demo_output benchmark_output build pretraining_data/*.c pretraining_data/*.so

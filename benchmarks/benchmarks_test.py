@@ -4,6 +4,7 @@ Checks that the printed figures are positive numbers and that the two
 tokenization paths agree. No timing is asserted: the machine is shared.
 """
 
+import json
 import re
 import sys
 
@@ -14,6 +15,7 @@ from absl import logging
 from absl.testing import flagsaver
 
 from benchmarks import create_pretraining_data_benchmark
+from benchmarks import demo_benchmark
 from benchmarks import dense_gradient_benchmark
 from benchmarks import feature_conversion_benchmark
 from benchmarks import inference_benchmark
@@ -228,3 +230,23 @@ def test_nmt_benchmark_batches_follow_the_translation_schema():
         assert lengths.min() >= length // 2 and lengths.max() <= length
         last = np.take_along_axis(ids, lengths[..., None] - 1, axis=-1)[..., 0]
         assert (last == nmt_benchmark.EOS_ID).all()
+
+
+def test_demo_benchmark_reports_a_finished_demo_against_the_goal(tmp_path, capsys):
+    times = tmp_path / "stage_times.json"
+    times.write_text(json.dumps({"stages": [{"name": "sample data", "seconds": 10.0},
+                                            {"name": "run_squad.py", "seconds": 200.0}], "total_seconds": 230.0}))
+    with flagsaver.flagsaver(demo_stage_times=str(times), demo_setup_seconds=90.0):
+        assert demo_benchmark.main([]) == 0
+    out = capsys.readouterr().out
+    rows = re.findall(r"^\s*(set-up \(.venv and packages\)|sample data|run_squad.py|start-up, imports and the rest|"
+                      r"total, set-up included)\s+%s\s+(\d+)%%$" % _NUMBER, out, re.MULTILINE)
+    assert rows == [("set-up (.venv and packages)", "90.0", "28"), ("sample data", "10.0", "3"),
+                    ("run_squad.py", "200.0", "62"), ("start-up, imports and the rest", "20.0", "6"),
+                    ("total, set-up included", "320.0", "100")], out
+    assert "goal <= 8 min on a fresh clone, set-up included: met (5.3 min)" in out
+    with flagsaver.flagsaver(demo_stage_times=str(times), demo_setup_seconds=None, demo_goal_minutes=3.0):
+        demo_benchmark.main([])
+    out = capsys.readouterr().out
+    assert "total, set-up NOT included" in out
+    assert "goal <= 3 min on a fresh clone, set-up included: NOT met (3.8 min; set-up unknown, not counted)" in out

@@ -11,7 +11,7 @@ per word of every context. Timed here, in one process, on the same examples:
             round (a cold cache, as a run starts): what the entry points use
 The features are checked identical across tokenizers on every round.
 
-Data: the demo's sample tasks (demo/sample_data.py) made from a corpus of the
+Data: the demo's sample tasks (reproduction/sample_data.py) made from a corpus of the
 standard library's docstrings: an MNLI-format task (run_classifier.py's
 conversion, max_seq_length 128) and a SQuAD 2.0-format task (run_squad.py's,
 max_seq_length 384, doc_stride 128, max_query_length 64). Vocab: BERT-Base
@@ -56,7 +56,7 @@ flags.DEFINE_bool("conversion_quick", False, "A small corpus, a frequency vocab 
 
 def make_tasks(directory, max_documents):
     """Writes the corpus and the two sample tasks; returns the corpus path."""
-    from demo import sample_data  # pylint: disable=import-outside-toplevel
+    from reproduction import sample_data  # pylint: disable=import-outside-toplevel
 
     corpus = os.path.join(directory, "corpus.txt")
     sample_data.build_corpus(corpus, max_documents)

@@ -29,8 +29,11 @@ def main(requests_file):
                  context=tf.constant([q["context"] for q in questions]))
     print("SQuAD SavedModel %s:" % squad["export"])
     impossible = got["is_impossible"].numpy() if "is_impossible" in got else [False] * len(questions)
+    context = None
     for q, text, impossible in zip(questions, _strings(got["answer"]), impossible):
-        print("  context:  %s" % q["context"][:160] + ("..." if len(q["context"]) > 160 else ""))
+        if q["context"] != context:
+            context = q["context"]
+            print("  context:  %s" % context[:160] + ("..." if len(context) > 160 else ""))
         print("  question: %s" % q["question"])
         print("  answer:   %r%s  (gold: %r)" % (text, " (no answer)" if impossible else "", q["gold"]))
     mnli = requests["mnli"]

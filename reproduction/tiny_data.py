@@ -7,7 +7,7 @@ serves too). Each study builds what else it needs from it.
 
 import os
 
-from demo import sample_data
+from reproduction import sample_data
 
 
 def make_corpus(data_dir):

@@ -221,7 +221,7 @@ def test_more_characters_than_room_keeps_vocab_size_tokens(tmp_path, caplog):
 
 
 def test_the_demo_vocab_keeps_its_five_special_tokens(corpus, tmp_path):
-    from demo import sample_data
+    from reproduction import sample_data
 
     path = tmp_path / "demo_vocab.txt"
     assert sample_data.build_vocab(corpus[0], str(path), vocab_size=250) == len(_read(path))

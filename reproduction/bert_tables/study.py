@@ -14,7 +14,7 @@ from typing import Optional
 from absl import logging
 
 from analysis import attention_rank
-from demo import sample_data
+from reproduction import sample_data
 from modeling import compute_cost, parameter_matching
 from options import Options, option
 import outputs

@@ -39,18 +39,25 @@ def _stdlib_module_names():
     return sorted(set(names) | set(n for n in sys.builtin_module_names if not n.startswith("_")))
 
 
+def _own_doc(value):
+    """value's own docstring, cleaned; never one inherited from a base class, which
+    other imported packages may have rewritten (the corpus would depend on them)."""
+    doc = getattr(value, "__doc__", None)
+    return inspect.cleandoc(doc) if isinstance(doc, str) else None
+
+
 def _docstrings(module):
     """The module's docstring, then its classes', functions' and methods'."""
-    yield inspect.getdoc(module)
+    yield _own_doc(module)
     for _, value in sorted(vars(module).items()):
         if getattr(value, "__module__", None) != module.__name__:
             continue
         if inspect.isclass(value) or inspect.isfunction(value):
-            yield inspect.getdoc(value)
+            yield _own_doc(value)
         if inspect.isclass(value):
             for _, method in sorted(vars(value).items()):
                 if inspect.isfunction(method):
-                    yield inspect.getdoc(method)
+                    yield _own_doc(method)
 
 
 def _prose_sentences(docstring):
@@ -270,3 +277,54 @@ def write_squad_v1(squad_dir):
         target = os.path.join(squad_dir, "%s-v1.1.json" % split)
         if not os.path.exists(target):
             _squad_v1(os.path.join(squad_dir, "%s-v2.0.json" % split), target)
+
+
+# Words per probe passage: from a few tokens to about 128 WordPieces.
+PROBE_WORD_COUNTS = (3, 5, 8, 11, 14, 17, 20, 24, 28, 34, 40, 50, 60, 75, 90)
+
+
+def probe_passages(corpus_path, word_counts=PROBE_WORD_COUNTS, per_length=2):
+    """Passages of running corpus text, `per_length` of each length in words, for the head-rank probe.
+
+    Each starts at a sentence, at evenly spread places of the corpus, and takes
+    the words that follow (across sentence and document ends) up to its length.
+
+    Returns:
+      A list of str, shortest first.
+    """
+    sentences = [sentence for document in _read_documents(corpus_path) for sentence in document]
+    words = " ".join(sentences).split()
+    starts, position = [], 0
+    for sentence in sentences:
+        starts.append(position)
+        position += len(sentence.split())
+    usable = [start for start in starts if start + max(word_counts) <= len(words)]
+    if not usable:
+        raise ValueError("%s has fewer than %d words: too short for the probe passages."
+                         % (corpus_path, max(word_counts)))
+    needed = len(word_counts) * per_length
+    step = max(1, len(usable) // needed)
+    passages = []
+    for index, count in enumerate(count for count in word_counts for _ in range(per_length)):
+        start = usable[(index * step) % len(usable)]
+        passages.append(" ".join(words[start:start + count]))
+    return passages
+
+
+def build_demo_data(data_dir):
+    """The corpus, the MNLI-format task and the SQuAD 2.0 and 1.1-format sets in data_dir (made once).
+
+    Returns:
+      {"corpus": corpus file, "mnli": MNLI data_dir, "squad": directory of the SQuAD files}.
+    """
+    paths = {"corpus": os.path.join(data_dir, "corpus.txt"), "mnli": os.path.join(data_dir, "MNLI"),
+             "squad": os.path.join(data_dir, "squad")}
+    if not os.path.exists(os.path.join(paths["squad"], "dev-v2.0.json")):
+        os.makedirs(data_dir, exist_ok=True)
+        print("Making sample data from the standard library's docstrings ...", flush=True)
+        documents, sentences = build_corpus(paths["corpus"])
+        print("  %d documents, %d sentences: %s" % (documents, sentences, paths["corpus"]))
+        print("  MNLI format: %s" % build_mnli_sample(paths["corpus"], paths["mnli"]))
+        print("  SQuAD 2.0 format: %s" % build_squad_sample(paths["corpus"], paths["squad"]))
+    write_squad_v1(paths["squad"])
+    return paths
