@@ -31,7 +31,7 @@ test: setup
 	$(PY) -m pytest -n 2 $(PYTEST_ARGS)
 
 # The demo needs no Cython extension (it runs no create_pretraining_data.py): set-up stays short.
-# e.g. make demo DEMO_FLAGS=--freeze_preset=attention
+# e.g. make demo DEMO_FLAGS=--dtype=float32
 DEMO_FLAGS ?=
 demo: $(STAMP)
 	$(PY) demo/run_demo.py $(DEMO_FLAGS)

@@ -41,6 +41,7 @@ def run(command, log_path):
     """
     print(_printable(command), flush=True)
     start = time.time()
+    os.makedirs(os.path.dirname(os.path.abspath(log_path)), exist_ok=True)
     with open(log_path, "w", encoding="utf-8") as log:
         returncode = subprocess.call(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
     if returncode != 0:
@@ -62,6 +63,7 @@ def run_together(commands):
     start = time.time()
     running = []
     for command, log_path in commands:
+        os.makedirs(os.path.dirname(os.path.abspath(log_path)), exist_ok=True)
         log = open(log_path, "w", encoding="utf-8")  # pylint: disable=consider-using-with
         running.append((command, log_path, log,
                         subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)))

@@ -10,7 +10,7 @@ from demo import commands
 
 
 def test_run_returns_the_output_and_logs_it(tmp_path, capsys):
-    log = tmp_path / "a.log"
+    log = tmp_path / "new_dir" / "a.log"  # made if missing
     out = commands.run([sys.executable, "-c", "print('hello')"], str(log))
     assert out == "hello\n" and log.read_text() == "hello\n"
     assert "$ %s \\\n    -c" % sys.executable in capsys.readouterr().out
@@ -32,8 +32,8 @@ def _meets(mine, other):
 
 def test_run_together_runs_side_by_side_and_stops_the_rest_on_a_failure(tmp_path):
     a, b = str(tmp_path / "a"), str(tmp_path / "b")
-    commands.run_together([(_meets(a, b), str(tmp_path / "1.log")), (_meets(b, a), str(tmp_path / "2.log"))])
-    assert (tmp_path / "1.log").read_text() == (tmp_path / "2.log").read_text() == "met\n"
+    commands.run_together([(_meets(a, b), str(tmp_path / "1.log")), (_meets(b, a), str(tmp_path / "x" / "2.log"))])
+    assert (tmp_path / "1.log").read_text() == (tmp_path / "x" / "2.log").read_text() == "met\n"
     fail = [sys.executable, "-c", "import sys; sys.exit(2)"]
     hang = [sys.executable, "-c", "import time; time.sleep(600)"]
     start = time.time()

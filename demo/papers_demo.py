@@ -148,7 +148,7 @@ def pretrain(out, data, dtype):
             # Step 0 is the seeded initialisation: one step at learning rate 0 leaves it unchanged and saves it.
             flags_for_step.update(do_train=True, num_train_steps=1, learning_rate=0.0, num_warmup_steps=0,
                                   save_checkpoints_steps=1, random_seed=12345)
-        commands.run(commands.python("run_pretraining.py", **flags_for_step), os.path.join(eval_dir + ".log"))
+        commands.run(commands.python("run_pretraining.py", **flags_for_step), eval_dir + ".log")
         with open(os.path.join(eval_dir, "eval_results.txt"), encoding="utf-8") as f:
             results = dict(line.strip().split(" = ") for line in f if " = " in line)
         curve.append((label, step, float(results["masked_lm_accuracy"]), float(results["masked_lm_loss"])))
