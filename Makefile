@@ -36,7 +36,7 @@ DEMO_FLAGS ?=
 demo: $(STAMP)
 	$(PY) demo/run_demo.py $(DEMO_FLAGS)
 
-# Pre-training from scratch and Table 2B at tiny scale, offline (demo/papers_demo.py, ~10 min).
+# Pre-training from scratch and Table 2B at tiny scale, offline (demo/papers_demo.py, ~5 min).
 demo-papers: setup
 	$(PY) demo/papers_demo.py $(DEMO_FLAGS)
 

@@ -96,3 +96,24 @@ def bottleneck_verdict(summary):
                          "bottleneck" % (inputs, span, head_size, lowest))
     sentence = "; ".join(parts)
     return sentence[:1].upper() + sentence[1:] + "."
+
+
+def against_unigram(curve, unigram_share, margin=1.5):
+    """Each model's last held-out masked-LM accuracy read against the unigram rate.
+
+    Args:
+      curve: [(model label, step, accuracy, loss)], in training order.
+      unigram_share: the share of the most frequent masked token, what a model that
+        only learned word frequencies scores.
+      margin: how many times the unigram rate counts as using context.
+
+    Returns:
+      One phrase per model, in first-seen order.
+    """
+    finals = {}
+    for label, _, accuracy, _ in curve:
+        finals[label] = accuracy
+    return ["%s %.3f, %s" % (label, accuracy, "%.1fx the unigram rate: it uses context" % (accuracy / unigram_share)
+                             if accuracy > margin * unigram_share
+                             else "about the unigram rate: word frequencies, not yet context")
+            for label, accuracy in finals.items()]

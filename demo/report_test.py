@@ -74,3 +74,10 @@ def test_bottleneck_verdict_reads_the_ranks():
                      "bottleneck.")
     broken = report.bottleneck_verdict(_summary([(64, 3, 32, 40)]))
     assert "some head reached rank 40 > d_p = 32, which Theorem 1 rules out" in broken
+
+
+def test_against_unigram_reads_each_models_last_accuracy():
+    curve = [("unfrozen", 0, 0.001, 7.2), ("unfrozen", 600, 0.038, 5.9), ("freeze=ffn", 600, 0.112, 5.6)]
+    assert report.against_unigram(curve, 0.045) == [
+        "unfrozen 0.038, about the unigram rate: word frequencies, not yet context",
+        "freeze=ffn 0.112, 2.5x the unigram rate: it uses context"]

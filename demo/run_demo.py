@@ -53,6 +53,10 @@ SQUAD_SEQ_LENGTH = 128  # a context of up to 6 sentences and its question mostly
 PROBE_SEQ_LENGTH = 128  # the longest probe passage, 90 words, is about 128 WordPieces
 
 
+def frozen_run_dir(out):
+    return os.path.join(out, "mnli_freeze_" + FLAGS.freeze_preset.replace(",", "_"))
+
+
 def fine_tunings(out, bert_dir, data, dtype):
     """The command lines of steps 3 and 4 (module docstring), by name."""
     common = dict(vocab_file=os.path.join(bert_dir, "vocab.txt"),
@@ -73,8 +77,7 @@ def fine_tunings(out, bert_dir, data, dtype):
             classifier, output_dir=os.path.join(out, "mnli"), do_predict=True, predict_batch_size=32,
             export_dir=os.path.join(out, "exports", "mnli"))),
         "mnli_frozen": commands.python("run_classifier.py", **dict(
-            classifier, output_dir=os.path.join(out, "mnli_freeze_" + preset), freeze=preset, reinit=preset,
-            save_frozen="seed")),
+            classifier, output_dir=frozen_run_dir(out), freeze=preset, reinit=preset, save_frozen="seed")),
         "squad": commands.python("run_squad.py", **dict(squad, export_dir=os.path.join(out, "exports", "squad"))),
     }
 
@@ -139,7 +142,7 @@ def print_freezing(out, data):
                 for name in ("dev_matched", "dev_mismatched")]
     rows = []
     for label, run_dir in (("all trained", os.path.join(out, "mnli")),
-                           ("--freeze=%s --reinit=%s" % (preset, preset), os.path.join(out, "mnli_freeze_" + preset))):
+                           ("--freeze=%s --reinit=%s" % (preset, preset), frozen_run_dir(out))):
         with open(os.path.join(run_dir, "parameters.json"), encoding="utf-8") as f:
             counts = json.load(f)
         with open(os.path.join(run_dir, "checkpoint"), encoding="utf-8") as f:
