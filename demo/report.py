@@ -52,6 +52,11 @@ def random_word_squad(json_path, draws=10, seed=12345):
     return 100 * totals["exact_match"] / draws, 100 * totals["final_f1"] / draws
 
 
+def unless_above(score, baseline, name):
+    """"" when score beats the baseline; otherwise a warning to print beside the score."""
+    return "" if score > baseline else "   <- NOT above the %s" % name
+
+
 def checkpoint_bytes(checkpoint_prefix):
     """Bytes of every file of a checkpoint (data shards, index, seed manifest)."""
     files = glob.glob(glob.escape(checkpoint_prefix) + ".*")

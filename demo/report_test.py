@@ -81,3 +81,9 @@ def test_against_unigram_reads_each_models_last_accuracy():
     assert report.against_unigram(curve, 0.045) == [
         "unfrozen 0.038, about the unigram rate: word frequencies, not yet context",
         "freeze=ffn 0.112, 2.5x the unigram rate: it uses context"]
+
+
+def test_unless_above_warns_only_when_the_baseline_is_not_beaten():
+    assert report.unless_above(0.61, 0.40, "majority class") == ""
+    assert report.unless_above(0.40, 0.40, "majority class") == "   <- NOT above the majority class"
+    assert report.unless_above(1.0, 2.2, "random word") == "   <- NOT above the random word"

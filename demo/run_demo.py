@@ -129,10 +129,11 @@ def print_fine_tuning(out, data):
     print("\n=== all-MiniLM-L6-v2, converted and fine-tuned on the sample tasks (dev sets) ===")
     for name, accuracy, (rate, label) in zip(("matched", "mismatched"), _mnli_scores(os.path.join(out, "mnli")),
                                              majority):
-        print("  %-24s accuracy %.3f              majority class (%s) %.3f, chance 0.333"
-              % ("MNLI format, " + name, accuracy, label, rate))
-    print("  %-24s exact match %.1f, F1 %.1f   a random word of the context: exact match %.1f, F1 %.1f"
-          % ("SQuAD 1.1 format", squad["exact_match"], squad["f1"], random_em, random_f1))
+        print("  %-24s accuracy %.3f              majority class (%s) %.3f, chance 0.333%s"
+              % ("MNLI format, " + name, accuracy, label, rate, report.unless_above(accuracy, rate, "majority class")))
+    print("  %-24s exact match %.1f, F1 %.1f   a random word of the context: exact match %.1f, F1 %.1f%s"
+          % ("SQuAD 1.1 format", squad["exact_match"], squad["f1"], random_em, random_f1,
+             report.unless_above(squad["f1"], random_f1, "random word's F1")))
 
 
 def print_freezing(out, data):
@@ -153,23 +154,26 @@ def print_freezing(out, data):
     print("  %-28s %22s  %8s  %8s  %s" % ("run", "trained parameters", "MNLI-m", "MNLI-mm",
                                           "checkpoint (with Adam slots)"))
     for label, counts, (matched, mismatched), size in rows:
-        print("  %-28s %11.1fM (%5.1f%%)  %8.3f  %8.3f  %s" % (
+        print("  %-28s %11.1fM (%5.1f%%)  %8.3f  %8.3f  %s%s" % (
             label, counts["trainable"] / 1e6, 100 * counts["trainable_share"], matched, mismatched,
-            report.megabytes(size)))
+            report.megabytes(size), report.unless_above(min(matched - majority[0], mismatched - majority[1]), 0,
+                                                        "majority class")))
     print("  %-28s %22s  %8.3f  %8.3f" % ("majority class", "", *majority))
     print("  Its %.1fM frozen parameters are stored as their seed (--save_frozen=seed: %s.frozen.json); every "
           "loader redraws them and checks their sha256." % (rows[1][1]["frozen"] / 1e6, latest))
 
 
-def print_probe(out):
+def print_probe(out, bert_dir):
     """The head-rank probe by length bucket, its verdict and its plot."""
     with open(os.path.join(out, "probe", "summary.json"), encoding="utf-8") as f:
         summary = json.load(f)
+    with open(os.path.join(bert_dir, "bert_config.json"), encoding="utf-8") as f:
+        hidden_size = json.load(f)["hidden_size"]
     head_size = summary["head_size"]
     print("\n=== head_size (Bhojanapalli et al. 2020): rank of the attention logits of all-MiniLM-L6-v2 ===")
-    print("  hidden 384 / 12 heads: head size d_p = %d; %d layers x %d heads on %d passages of %d-%d tokens"
-          % (head_size, summary["num_layers"], summary["num_heads"], summary["num_examples"],
-             min(summary["num_tokens"]), max(summary["num_tokens"])))
+    print("  hidden %d / %d heads: head size d_p = %d; %d layers x %d heads on %d passages of %d-%d tokens"
+          % (hidden_size, summary["num_heads"], head_size, summary["num_layers"], summary["num_heads"],
+             summary["num_examples"], min(summary["num_tokens"]), max(summary["num_tokens"])))
     print("  %-12s %7s  %18s  %9s  %9s" % ("n (tokens)", "inputs", "bound min(d_p, n)", "mean rank", "min-max"))
     edges = [0, head_size // 2, head_size, 2 * head_size, max(summary["num_tokens"])]
     for low, high in zip(edges, edges[1:]):
@@ -248,7 +252,7 @@ def main(_):
         print("\n=== Answers through the exported SavedModels (python -I: TensorFlow and tensorflow-text only) ===")
         print("\n".join(line for line in answers.splitlines() if line.startswith(("SQuAD", "MNLI", "  "))))
         print_freezing(out, data)
-        print_probe(out)
+        print_probe(out, bert_dir)
         print_evidence()
     times = stages.write(out)
     print("\nOutputs in %s (logs included); stage times in %s." % (out, times))
