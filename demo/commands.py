@@ -9,12 +9,24 @@ benchmarks/demo_benchmark.py prints.
 import contextlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STAGE_TIMES = "stage_times.json"
+
+
+def fresh_output_dir(output_dir, keep):
+    """Empties output_dir but for the names in `keep`, so that a demo's training commands start
+    afresh instead of resuming the previous demo's runs."""
+    if not os.path.isdir(output_dir):
+        return
+    for name in os.listdir(output_dir):
+        if name not in keep:
+            path = os.path.join(output_dir, name)
+            shutil.rmtree(path) if os.path.isdir(path) else os.remove(path)
 
 
 def python(script, **flag_values):

@@ -53,3 +53,14 @@ def test_stages_are_written_in_order(tmp_path):
         written = json.load(f)
     assert [s["name"] for s in written["stages"]] == ["first", "second"]
     assert written["stages"][0]["seconds"] >= 0.05 and written["total_seconds"] >= written["stages"][0]["seconds"]
+
+
+def test_fresh_output_dir_keeps_only_the_names_given(tmp_path):
+    for name in ("data", "papers", "mnli"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "file").write_text("x")
+    (tmp_path / "stage_times.json").write_text("{}")
+    commands.fresh_output_dir(str(tmp_path), keep=("data", "papers"))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data", "papers"]
+    assert (tmp_path / "data" / "file").read_text() == "x"
+    commands.fresh_output_dir(str(tmp_path / "missing"), keep=())  # nothing to empty yet

@@ -22,7 +22,6 @@ docs/results/ has the evidence at small scale on real text.
 import collections
 import json
 import os
-import shutil
 import sys
 
 import tensorflow as tf
@@ -190,11 +189,7 @@ def main(_):
     print("Training dtype: %s%s" % (dtype, "" if FLAGS.dtype else " (this CPU's faster one)"))
     out = FLAGS.output_dir
     data_dir = os.path.join(out, "data")
-    if os.path.isdir(out):  # A fresh run each time; the sample data is kept.
-        for name in os.listdir(out):
-            if name != "data":
-                path = os.path.join(out, name)
-                shutil.rmtree(path) if os.path.isdir(path) else os.remove(path)
+    commands.fresh_output_dir(out, keep=("data",))
     with stages.stage("sample data and vocabulary"):
         data = make_data(data_dir)
     with stages.stage("pre-training from scratch"):

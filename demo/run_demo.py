@@ -24,7 +24,6 @@ tiny-scale paper tables are `make demo-papers` (demo/papers_demo.py).
 
 import json
 import os
-import shutil
 import sys
 
 from absl import app, flags
@@ -119,10 +118,14 @@ def _mnli_scores(run_dir):
             for name in ("eval_results.txt", "eval_results_mismatched.txt")]
 
 
-def print_fine_tuning(out, data):
+def mnli_majority(data):
+    """[(rate, label)] of the matched and mismatched dev sets."""
+    return [report.majority_rate(os.path.join(data["mnli"], name + ".tsv"))
+            for name in ("dev_matched", "dev_mismatched")]
+
+
+def print_fine_tuning(out, data, majority):
     """The fine-tuned scores beside the majority class and a random answer."""
-    majority = [report.majority_rate(os.path.join(data["mnli"], name + ".tsv"))
-                for name in ("dev_matched", "dev_mismatched")]
     with open(os.path.join(out, "squad", "eval_results.json"), encoding="utf-8") as f:
         squad = json.load(f)
     random_em, random_f1 = report.random_word_squad(os.path.join(data["squad"], "dev-v1.1.json"))
@@ -136,11 +139,10 @@ def print_fine_tuning(out, data):
              report.unless_above(squad["f1"], random_f1, "random word's F1")))
 
 
-def print_freezing(out, data):
+def print_freezing(out, majority):
     """The frozen-and-random run beside the full one: accuracy, trainable share, checkpoint size."""
     preset = FLAGS.freeze_preset
-    majority = [report.majority_rate(os.path.join(data["mnli"], name + ".tsv"))[0]
-                for name in ("dev_matched", "dev_mismatched")]
+    rates = [rate for rate, _ in majority]
     rows = []
     for label, run_dir in (("all trained", os.path.join(out, "mnli")),
                            ("--freeze=%s --reinit=%s" % (preset, preset), frozen_run_dir(out))):
@@ -156,9 +158,9 @@ def print_freezing(out, data):
     for label, counts, (matched, mismatched), size in rows:
         print("  %-28s %11.1fM (%5.1f%%)  %8.3f  %8.3f  %s%s" % (
             label, counts["trainable"] / 1e6, 100 * counts["trainable_share"], matched, mismatched,
-            report.megabytes(size), report.unless_above(min(matched - majority[0], mismatched - majority[1]), 0,
+            report.megabytes(size), report.unless_above(min(matched - rates[0], mismatched - rates[1]), 0,
                                                         "majority class")))
-    print("  %-28s %22s  %8.3f  %8.3f" % ("majority class", "", *majority))
+    print("  %-28s %22s  %8.3f  %8.3f" % ("majority class", "", *rates))
     print("  Its %.1fM frozen parameters are stored as their seed (--save_frozen=seed: %s.frozen.json); every "
           "loader redraws them and checks their sha256." % (rows[1][1]["frozen"] / 1e6, latest))
 
@@ -211,13 +213,8 @@ def main(_):
     print("Fine-tuning dtype: %s%s" % (dtype, "" if FLAGS.dtype else " (this CPU's faster one)"))
     out = FLAGS.output_dir
     data_dir = os.path.join(out, "data")
-    # A fresh run each time (the sample data, the downloaded wheel and `make demo-papers`'
-    # outputs are kept); otherwise the training commands would resume the previous demo's runs.
-    if os.path.isdir(out):
-        for name in os.listdir(out):
-            if name not in ("data", "papers"):
-                path = os.path.join(out, name)
-                shutil.rmtree(path) if os.path.isdir(path) else os.remove(path)
+    # The sample data, the downloaded wheel and `make demo-papers`' outputs are kept.
+    commands.fresh_output_dir(out, keep=("data", "papers"))
     with stages.stage("sample data"):
         data = sample_data.build_demo_data(data_dir)
         passages_file = os.path.join(out, "probe_passages.txt")
@@ -248,10 +245,11 @@ def main(_):
         answers = commands.run([sys.executable, "-I", os.path.join(ROOT, "demo", "ask_saved_model.py"),
                                 serving_requests(out, data)], os.path.join(out, "ask_saved_model.log"))
     with stages.stage("report"):
-        print_fine_tuning(out, data)
+        majority = mnli_majority(data)
+        print_fine_tuning(out, data, majority)
         print("\n=== Answers through the exported SavedModels (python -I: TensorFlow and tensorflow-text only) ===")
         print("\n".join(line for line in answers.splitlines() if line.startswith(("SQuAD", "MNLI", "  "))))
-        print_freezing(out, data)
+        print_freezing(out, majority)
         print_probe(out, bert_dir)
         print_evidence()
     times = stages.write(out)
