@@ -30,6 +30,7 @@ from lm import model as transformer_lm
 from lm import presets as lm_presets
 from lm.config import LmConfig
 from lm.parameter_groups import PARAMETER_GROUPS
+from modeling import cross_entropy
 from options import Options, option
 from tokenization import sentencepiece_vocabulary as vocabulary_lib
 from training import run_record, run_setup
@@ -129,7 +130,7 @@ def sources(options):
 def summed_nll(outputs, batch):
     """(summed negative log-likelihood of the real target tokens, their number) of a batch."""
     weights = tf.cast(batch["input_mask"], tf.float32)
-    nll = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=batch["target_ids"], logits=outputs["logits"])
+    nll, _ = cross_entropy.cross_entropy_terms(outputs["logits"], batch["target_ids"])
     return tf.reduce_sum(nll * weights), tf.reduce_sum(weights)
 
 

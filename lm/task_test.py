@@ -13,6 +13,7 @@ from lm import dataset as lm_dataset
 from lm import task
 from lm.parameter_groups import PARAMETER_GROUPS
 from tokenization import sentencepiece_vocabulary as vocabulary_lib
+from training.testing import xla_comparison
 from training.testing.summaries import read_scalars
 
 WORDS = ("the cat dog sat ran on a mat log big small red blue quickly slowly and then it was "
@@ -261,3 +262,19 @@ def test_a_resume_that_changes_the_run_is_refused_before_anything_is_built(text,
     # The schedule may change, as in the original: training goes on to the new step count.
     task.run(_options(text, out, do_eval=False, num_train_steps=4, learning_rate=5e-3))
     assert tf.train.latest_checkpoint(str(out)).endswith("model.ckpt-4")
+
+
+@pytest.mark.parametrize("freeze", ["", "attention"])
+def test_xla_compiled_steps_train_as_the_plain_steps(text, tmp_path, freeze):
+    """--jit_compile: the weights of the plain steps up to rounding (no dropout: XLA draws its float
+    uniforms differently), frozen groups bit for bit."""
+    config = dict(json.loads((text / "lm.json").read_text()), hidden_dropout_prob=0.0,
+                  attention_probs_dropout_prob=0.0)
+    (tmp_path / "lm.json").write_text(json.dumps(config))
+    for jit_compile in (False, True):
+        task.run(_options(text, tmp_path / str(jit_compile), freeze=freeze, jit_compile=jit_compile, do_eval=False,
+                          lm_config_file=str(tmp_path / "lm.json")))
+    names = xla_comparison.variable_names(tmp_path / "True", 4)
+    frozen = {n for n in names if freeze and PARAMETER_GROUPS.group_of(n)[0] == freeze}
+    assert len(frozen) > 5 or not freeze
+    assert xla_comparison.assert_trains_alike(tmp_path / "False", tmp_path / "True", 2, 4, frozen) > 10

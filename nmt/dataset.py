@@ -18,6 +18,7 @@ eighth (`bucket_lengths`), and each batch is padded to its bucket's length,
 which bounds the number of distinct batch shapes (and so of retraced steps).
 """
 
+import numpy as np
 import tensorflow as tf
 import tensorflow_text
 
@@ -117,6 +118,24 @@ def training_dataset(source, vocabulary, max_seq_length, batch_size, seed, input
         bucket_batch_sizes=[batch_size] * (len(lengths) + 1), pad_to_bucket_boundary=True,
         drop_remainder=True)
     return dataset.prefetch(tf.data.AUTOTUNE)
+
+
+def sources_by_length(source, vocabulary, batch_size):
+    """Every source once, longest first, in batches: (indices int64 [n], source_ids int32 [n, S]) NumPy pairs.
+
+    What beam search translates: a batch decodes until its last sentence ends,
+    so batches of similar lengths end together and pad less. `indices` are the
+    sources' positions in the input (from 0); ties keep input order. Each row
+    is padded with 0 to the longest in its batch.
+    """
+    sources = [example["source_ids"].numpy() for example in examples(source.pairs(), vocabulary)]
+    order = sorted(range(len(sources)), key=lambda index: -len(sources[index]))
+    for start in range(0, len(order), batch_size):
+        chosen = order[start:start + batch_size]
+        ids = np.zeros([len(chosen), len(sources[chosen[0]])], np.int32)
+        for row, index in enumerate(chosen):
+            ids[row, :len(sources[index])] = sources[index]
+        yield np.array(chosen, np.int64), ids
 
 
 def evaluation_dataset(source, vocabulary, batch_size):

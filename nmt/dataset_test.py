@@ -121,3 +121,23 @@ def test_bucket_lengths_grow_slowly_and_bad_arguments_are_named(text, vocab):
         dataset.training_dataset(text, vocab, 1, BATCH_SIZE, seed=1)
     with pytest.raises(ValueError, match=r"--batch_size=0: expected a positive number"):
         dataset.training_dataset(text, vocab, MAX_SEQ_LENGTH, 0, seed=1)
+
+
+def test_sources_by_length_gives_every_source_once_longest_first(text, vocab):
+    expected = [example["source_ids"].numpy().tolist() for example in dataset.examples(text.pairs(), vocab)]
+    batches = list(dataset.sources_by_length(text, vocab, 16))
+    assert [len(indices) for indices, _ in batches] == [16] * 7 + [8]
+    seen, lengths = [], []
+    for indices, ids in batches:
+        assert ids.dtype == np.int32 and ids.shape == (len(indices), len(expected[indices[0]]))
+        for index, row in zip(indices, ids):
+            length = len(expected[index])
+            assert row[:length].tolist() == expected[index] and not row[length:].any()
+            lengths.append(length)
+        seen += indices.tolist()
+    assert sorted(seen) == list(range(120))
+    assert lengths == sorted(lengths, reverse=True)
+    # Ties keep input order.
+    for first, second in zip(seen, seen[1:]):
+        if len(expected[first]) == len(expected[second]):
+            assert first < second

@@ -36,7 +36,7 @@ from typing import Optional
 import tensorflow as tf
 from absl import logging
 
-from modeling import tf1_checkpoint
+from modeling import cross_entropy, tf1_checkpoint
 from nmt import dataset as nmt_dataset
 from nmt import metrics
 from nmt import model as transformer_nmt
@@ -189,17 +189,14 @@ def translation_losses(outputs_, batch, label_smoothing=0.0):
     """{"loss": label-smoothed cross-entropy per target token, "nll": without smoothing, "target_tokens"}.
 
     Smoothing spreads `label_smoothing` of each target's probability mass
-    uniformly over the vocabulary: loss = (1 - e) * NLL + e * mean_v(-log p_v).
-    Padding (target id 0) is left out.
+    uniformly over the vocabulary: loss = (1 - e) * NLL + e * mean_v(-log p_v)
+    (modeling/cross_entropy.py, one softmax for both terms). Padding (target
+    id 0) is left out.
     """
     logits, targets = outputs_["logits"], batch["target_ids"]
     weights = tf.cast(tf.not_equal(targets, 0), tf.float32)
     tokens = tf.reduce_sum(weights)
-    nll = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=targets, logits=logits)
-    per_token = nll
-    if label_smoothing:
-        uniform = -tf.reduce_mean(tf.nn.log_softmax(logits), axis=-1)
-        per_token = (1.0 - label_smoothing) * nll + label_smoothing * uniform
+    per_token, nll = cross_entropy.smoothed_cross_entropy(logits, targets, label_smoothing)
     denominator = tf.maximum(tokens, 1.0)
     return dict(loss=tf.reduce_sum(per_token * weights) / denominator,
                 nll=tf.reduce_sum(nll * weights) / denominator, target_tokens=tokens)
@@ -261,14 +258,20 @@ class Translator:
         return self._processor.DecodeIds([i for i in ids if i != 0])
 
     def run(self, text, num_pairs):
-        """(translations in input order, summed NLL, target tokens) of a ParallelText."""
+        """(translations in input order, summed NLL, target tokens) of a ParallelText.
+
+        Teacher-forced scoring reads the pairs in input order; beam search reads the
+        sources longest first (`nmt_dataset.sources_by_length`), so that a batch's
+        sentences end together.
+        """
         translations = [None] * num_pairs
         total_nll, tokens = 0.0, 0
-        batches = nmt_dataset.evaluation_dataset(text, self.vocabulary, self.options.eval_batch_size)
-        for number, batch in enumerate(batches, 1):
+        for batch in nmt_dataset.evaluation_dataset(text, self.vocabulary, self.options.eval_batch_size):
             nll, count = self._score(batch["source_ids"], batch["target_input_ids"], batch["target_ids"])
             total_nll, tokens = total_nll + float(nll), tokens + int(count)
-            for index, row in zip(batch["index"].numpy(), self._translate(batch["source_ids"]).numpy()):
+        batches = nmt_dataset.sources_by_length(text, self.vocabulary, self.options.eval_batch_size)
+        for number, (indices, source_ids) in enumerate(batches, 1):
+            for index, row in zip(indices, self._translate(source_ids).numpy()):
                 translations[index] = self.detokenize(row)
             if number % 20 == 0:
                 logging.info("Translated %d of %d sentences.", min(number * self.options.eval_batch_size,
@@ -305,6 +308,9 @@ class BestCheckpoint:
         self.state = read_early_stopping(options.output_dir)
         self._translator = None
         self._writer = None  # one events file for the run's dev curve
+        # (step, results, translations.dev.txt's text) of the best evaluation made by this process:
+        # the final dev scoring of the same weights, same options and same dev text reuses it.
+        self.best_of_this_process = None
 
     def __call__(self, step):
         if step % self.options.save_checkpoints_steps and step != self.options.num_train_steps:
@@ -330,6 +336,8 @@ class BestCheckpoint:
             run_setup.write_eval_results(self.directory, results, "best_results.txt")
             state.update(best_bleu=results["bleu"], best_step=step, best_epochs=results["epochs"],
                          evaluations_since_best=0)
+            with open(os.path.join(self.options.output_dir, "translations.dev.txt"), encoding="utf-8") as f:
+                self.best_of_this_process = (step, dict(results), f.read())
         else:
             state["evaluations_since_best"] = state.get("evaluations_since_best", 0) + 1
         logging.info("Dev BLEU %.2f at step %d (%.2f epochs); best %.2f at step %d.", results["bleu"], step,
@@ -406,7 +414,7 @@ def run(options, callbacks=(), given=None):
     def epochs_of(step):
         return step * options.train_batch_size / train[1] if train else 0.0
 
-    trainer = None
+    trainer = best = None
     if options.do_train:
         too_long, looked_at = nmt_dataset.count_too_long(train[0], vocabulary, options.max_seq_length,
                                                          LENGTH_CHECK_PAIRS)
@@ -420,7 +428,8 @@ def run(options, callbacks=(), given=None):
         built = {}
         loop_callbacks = list(callbacks)
         if "dev" in found:
-            loop_callbacks.insert(0, BestCheckpoint(options, built, vocabulary, found["dev"], epochs_of))
+            best = BestCheckpoint(options, built, vocabulary, found["dev"], epochs_of)
+            loop_callbacks.insert(0, best)
         if read_early_stopping(options.output_dir).get("stopped"):
             logging.info("Training stopped early before (%s): not training further.",
                          os.path.join(options.output_dir, BEST_DIRECTORY, EARLY_STOPPING_FILE))
@@ -435,9 +444,14 @@ def run(options, callbacks=(), given=None):
         model, step = model_to_score(options, strategy, config, trainer)
         translator = Translator(model, vocabulary, options)
         for split, name in (("dev", "eval"), ("test", "test")):
-            if split in found:
+            if split == "dev" and best and best.best_of_this_process and best.best_of_this_process[0] == step:
+                # Translated at that step during training: the same weights give the same translations.
+                _, results[split], translations = best.best_of_this_process
+                outputs.write_text(os.path.join(options.output_dir, "translations.dev.txt"), translations)
+            elif split in found:
                 results[split] = score_split(options, translator, found[split][0], found[split][1], split, step,
                                              epochs_of(step))
+            if split in found:
                 results[split].update(read_early_stopping(options.output_dir))
                 run_setup.write_eval_results(options.output_dir, results[split], "%s_results.txt" % name)
                 run_setup.write_eval_summaries(options.output_dir, results[split], step, name=name)

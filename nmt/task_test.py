@@ -19,6 +19,7 @@ from nmt.parallel_text import ParallelText
 from nmt.parameter_groups import PARAMETER_GROUPS
 from tokenization import sentencepiece_vocabulary as vocabulary_lib
 from training.presets import apply_preset
+from training.testing import xla_comparison
 from training.testing.summaries import read_scalars
 
 PRESETS = ["embeddings", "attention", "ffn", "embeddings,attention", "embeddings,ffn", "attention,ffn"]
@@ -332,3 +333,41 @@ def test_a_kill_in_any_window_then_a_rerun_gives_the_uninterrupted_outputs(data,
     b = tf.train.load_checkpoint(str(out / "best" / "model.ckpt"))
     for name in a.get_variable_to_shape_map():
         np.testing.assert_array_equal(a.get_tensor(name), b.get_tensor(name), err_msg=name)
+
+
+@pytest.mark.parametrize("freeze", ["", "ffn"])
+def test_xla_compiled_steps_train_as_the_plain_steps(data, tmp_path, freeze):
+    """--jit_compile: the weights of the plain steps up to rounding, frozen groups bit for bit."""
+    config = dict(json.loads((data / "model.json").read_text()), hidden_dropout_prob=0.0,
+                  attention_probs_dropout_prob=0.0)
+    (tmp_path / "model.json").write_text(json.dumps(config))
+    for jit_compile in (False, True):
+        translation.run(_options(data, tmp_path / str(jit_compile), freeze=freeze, jit_compile=jit_compile,
+                                 model_config_file=str(tmp_path / "model.json")))
+    names = xla_comparison.variable_names(tmp_path / "True", 4)
+    frozen = PARAMETER_GROUPS.select(names, PARAMETER_GROUPS.parse_selectors(freeze)) if freeze else ()
+    assert len(frozen) > 10 or not freeze
+    assert xla_comparison.assert_trains_alike(tmp_path / "False", tmp_path / "True", 2, 4, set(frozen)) > 20
+
+
+def test_final_dev_scores_reuse_the_best_evaluation_and_equal_a_fresh_decode(data, tmp_path, monkeypatch):
+    """The best checkpoint's dev translations made during training are the final ones, bit for bit."""
+    out = tmp_path / "run"
+    options = _options(data, out, num_train_steps=6, save_checkpoints_steps=2, iterations_per_loop=2, do_eval=True)
+    calls = []
+    score = translation.score_split
+    monkeypatch.setattr(translation, "score_split", lambda *args: calls.append(args[4]) or score(*args))
+    trained = translation.run(options)["dev"]
+    assert calls == ["dev"] * 3  # steps 2, 4 and 6; none after training
+    reused = (out / "translations.dev.txt").read_text(encoding="utf-8")
+    written = _read_results(out / "eval_results.txt")
+    # Scoring the best checkpoint afresh, in a new run without training, gives the same file and figures.
+    (out / "translations.dev.txt").unlink()
+    fresh = translation.run(dataclasses.replace(options, do_train=False))["dev"]
+    assert calls == ["dev"] * 4
+    assert (out / "translations.dev.txt").read_text(encoding="utf-8") == reused
+    # (Without training data the fresh run counts no epochs.)
+    rescored = _read_results(out / "eval_results.txt")
+    assert rescored.pop("epochs") == "0.0" and written.pop("epochs") != "0.0"
+    assert rescored == written
+    assert dict(fresh, epochs=None) == dict(trained, epochs=None) and trained["global_step"] == trained["best_step"]

@@ -11,6 +11,9 @@ import tensorflow as tf
 from training import classification, pretraining
 from training.classification import ClassifierOptions
 from training.pretraining import PretrainingOptions
+from modeling import classifier_model
+from modeling.parameter_groups import BERT_PARAMETER_GROUPS
+from training.testing import xla_comparison
 from training.testing.pretraining_records import write_records
 from training.testing.summaries import read_scalars
 
@@ -227,3 +230,21 @@ def test_fine_tunes_with_lamb(glue, tmp_path):
     assert results["eval_loss"] < 0.8 and results["eval_accuracy"] > 0.6
     shapes = dict(tf.train.list_variables(tf.train.latest_checkpoint(str(tmp_path / "out"))))
     assert shapes["output_weights/adam_m"] == [3, 32]
+
+
+def test_xla_compiled_steps_fine_tune_as_the_plain_steps(glue, tmp_path, monkeypatch):
+    """--jit_compile with attention frozen: the plain steps' weights up to rounding (no dropout: XLA draws
+    its float uniforms differently), the frozen group bit for bit."""
+    monkeypatch.setattr(classifier_model, "CLASSIFIER_DROPOUT", 0.0)
+    config = dict(json.loads((glue / "bert_config.json").read_text()), hidden_dropout_prob=0.0,
+                  attention_probs_dropout_prob=0.0)
+    (tmp_path / "bert_config.json").write_text(json.dumps(config))
+    for jit_compile in (False, True):
+        classification.run(_options(glue, tmp_path / str(jit_compile), jit_compile=jit_compile, freeze="attention",
+                                    bert_config_file=str(tmp_path / "bert_config.json"), num_train_epochs=0.34,
+                                    save_checkpoints_steps=2, iterations_per_loop=2, do_eval=False,
+                                    do_predict=False))
+    names = xla_comparison.variable_names(tmp_path / "True", 4)
+    frozen = {n for n in names if BERT_PARAMETER_GROUPS.group_of(n)[0] == "attention"}
+    assert len(frozen) > 5
+    assert xla_comparison.assert_trains_alike(tmp_path / "False", tmp_path / "True", 2, 4, frozen) > 10

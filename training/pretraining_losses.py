@@ -9,6 +9,8 @@ total loss = masked LM + next sentence.
 import numpy as np
 import tensorflow as tf
 
+from modeling import cross_entropy
+
 
 def pretraining_losses(outputs, batch):
     """Computes the losses in float32.
@@ -29,9 +31,8 @@ def pretraining_losses(outputs, batch):
     mlm_ids = tf.reshape(batch["masked_lm_ids"], [-1])
     mlm_weights = tf.reshape(tf.cast(batch["masked_lm_weights"], tf.float32), [-1])
     vocab = tf.shape(mlm_logits)[-1]
-    mlm_example_loss = tf.nn.sparse_softmax_cross_entropy_with_logits(
-        labels=mlm_ids, logits=tf.reshape(mlm_logits, [-1, vocab])
-    )
+    # One log-softmax and one gradient pass over [predictions, vocab] (modeling/cross_entropy.py).
+    mlm_example_loss, _ = cross_entropy.cross_entropy_terms(tf.reshape(mlm_logits, [-1, vocab]), mlm_ids)
     masked_lm_loss = tf.reduce_sum(mlm_weights * mlm_example_loss) / (
         tf.reduce_sum(mlm_weights) + 1e-5
     )

@@ -12,6 +12,8 @@ import tensorflow as tf
 
 from training import pretraining, run_setup, training_checkpoint
 from training.pretraining import PretrainingOptions
+from modeling.parameter_groups import BERT_PARAMETER_GROUPS
+from training.testing import xla_comparison
 from training.testing.pretraining_records import write_records
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -252,3 +254,20 @@ def test_a_resume_with_another_batch_size_or_data_is_refused_in_one_line(data_di
                                          r'run has "1 files, \d+ bytes, sha256:\w+";'):
         pretraining.run(_options(data_dir, output, num_train_steps=4, input_file=str(data_dir / "part-0.tfrecord")))
     assert tf.train.latest_checkpoint(str(output)).endswith("model.ckpt-2")
+
+
+@pytest.mark.parametrize("freeze", ["", "ffn"])
+def test_xla_compiled_steps_train_as_the_plain_steps(data_dir, tmp_path, freeze):
+    """--jit_compile: the weights of the plain steps up to rounding (no dropout: XLA draws its float
+    uniforms differently), frozen groups bit for bit."""
+    config = dict(json.loads((data_dir / "bert_config.json").read_text()), hidden_dropout_prob=0.0,
+                  attention_probs_dropout_prob=0.0)
+    (tmp_path / "bert_config.json").write_text(json.dumps(config))
+    for jit_compile in (False, True):
+        pretraining.run(_options(data_dir, tmp_path / str(jit_compile), freeze=freeze, jit_compile=jit_compile,
+                                 bert_config_file=str(tmp_path / "bert_config.json"), num_train_steps=4,
+                                 save_checkpoints_steps=2, iterations_per_loop=2, do_eval=False))
+    names = xla_comparison.variable_names(tmp_path / "True", 4)
+    frozen = {n for n in names if freeze and BERT_PARAMETER_GROUPS.group_of(n)[0] == freeze}
+    assert len(frozen) > 5 or not freeze
+    assert xla_comparison.assert_trains_alike(tmp_path / "False", tmp_path / "True", 2, 4, frozen) > 10

@@ -306,12 +306,20 @@ class Trainer:
         return self._loop(self.iterator, tf.constant(num_steps)).numpy()
 
     def make_loop(self):
-        """The compiled loop: `loop(iterator, num_steps)` -> mean losses [len(loss_names)]."""
+        """The compiled loop: `loop(iterator, num_steps)` -> mean losses [len(loss_names)].
+
+        With --jit_compile each step is one XLA program: with one replica the
+        whole step (forward, backward, the optimizer's update), with several the
+        forward and backward only, since the update's cross-replica sum cannot
+        run inside a compiled function.
+        """
         model, optimizer, strategy, task = self.model, self.optimizer, self.strategy, self.task
         names, variables = list(task.loss_names), self.trained
         scaled = isinstance(optimizer, tf_keras.mixed_precision.LossScaleOptimizer)
+        jit_compile = self.options.jit_compile
+        whole_step = jit_compile and strategy.num_replicas_in_sync == 1
 
-        def step_fn(batch):
+        def gradients_fn(batch):
             with tf.GradientTape() as tape:
                 outputs = model(task.model_inputs(batch), training=True)
                 losses = task.compute_losses(outputs, batch)
@@ -323,6 +331,13 @@ class Trainer:
             grads = tape.gradient(loss, variables)
             if scaled:
                 grads = optimizer.get_unscaled_gradients(grads)
+            return tf.stack([losses[name] for name in names]), grads
+
+        if jit_compile and not whole_step:
+            gradients_fn = tf.function(gradients_fn, jit_compile=True)
+
+        def step_fn(batch):
+            losses, grads = gradients_fn(batch)
             # The step count waits for the batch: after a failed read (a damaged record)
             # optimizer.iterations is then the number of steps actually trained. A write
             # of 0 that needs the batch orders the count's later reads and its increment
@@ -332,7 +347,10 @@ class Trainer:
                 optimizer.iterations.assign_add(0)
             # Variables the task does not use (SQuAD's pooler) have no gradient.
             optimizer.apply_gradients([(g, v) for g, v in zip(grads, variables) if g is not None])
-            return tf.stack([losses[name] for name in names])
+            return losses
+
+        if whole_step:
+            step_fn = tf.function(step_fn, jit_compile=True)
 
         local_replicas = len(strategy.extended.worker_devices)
 

@@ -58,6 +58,10 @@ class TrainingOptions(DistributionOptions, FreezingOptions, InitCheckpointOption
     log_steps: int = option(
         100, "Log the losses (and write them to TensorBoard) every this many steps, as the "
         "Estimator did; a compiled loop also ends there.", minimum=1, new=True)
+    jit_compile: bool = option(
+        False, "Compile each training step with XLA, as TPUs run it: one program instead of hundreds of "
+        "small kernels (faster for small models on CPUs; see docs/performance.md). Results may differ from "
+        "a run without it in the last bits.", new=True)
 
     def validate(self):
         super().validate()
