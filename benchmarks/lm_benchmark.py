@@ -1,31 +1,68 @@
-"""Language-model training throughput (tokens/s): run_lm.py's step vs plain Model Garden, 8 vs 64 heads.
+"""Language-model training throughput (tokens/s) and peak memory: run_lm.py's step vs its peers.
 
-The lm1b_paper model (6 layers, d = 256, d_p = 32, FFN 1024, V = 32000,
-sequences of 256 tokens) at h = 8 and h = 64, in float32 and bfloat16.
+Contenders, each training a causal Transformer LM of the same shape:
 
-"ours" is the step run_lm.py runs: the Task of
-`training.language_modeling.lm_task` (TransformerLm, the masked next-token
-loss) built by `training.trainer.Trainer` (AdamW, freezing plan, the compiled
-loop of `Trainer.make_loop()`). "baseline" is the same network written with
-plain Model Garden layers (OnDeviceEmbedding, PositionEmbedding,
-TransformerEncoderBlock(norm_first=True, key_dim=32) under a causal mask, a
-tied output layer), tf_keras AdamW with the same clipping and decay, and a
-tf.function loop over tf.range. Both read the same random batches.
+  ours          the step run_lm.py runs: `run_setup.prepare` (seeds, tf.random
+                dropout generators, the dtype policy, the strategy), the Task of
+                `lm.task.lm_task` (TransformerLm, the masked next-token loss) with an
+                in-memory dataset, built by `training.trainer.Trainer` (our AdamW
+                without bias correction, clipping at 1.0, warm-up + linear decay,
+                the freezing plan) and the loop of `Trainer.make_loop()`:
+                `loop(iterator, tf.constant(n))` runs n steps in one tf.function call;
+  ours-xla      the same with TrainingOptions(jit_compile=True) (--jit_compile):
+                each step one XLA program;
+  model-garden  the same network from plain Model Garden layers (OnDeviceEmbedding,
+                PositionEmbedding, TransformerEncoderBlock(norm_first=True,
+                key_dim=d_p) under a causal mask, a tied output layer), tf_keras
+                AdamW (bias-corrected, decay on every variable, constant rate,
+                clipping at 1.0) and a tf.function loop over tf.range;
+  pytorch       benchmarks/torch_lm_step.py in the --torch_python interpreter: the
+                same model in torch.nn with scaled_dot_product_attention(is_causal=
+                True), torch AdamW with our settings (torch bias-corrects; see its
+                docstring), torch.compile; skipped with a printed note when no
+                interpreter with torch is at hand.
 
-Contenders run in this one process, every head count and contender taking
-turns (h = 8 ours, baseline, h = 64 ours, baseline, ...), one loop call each,
-so that load drift on a shared machine affects all alike; the figure is the
-median round. Then the ratio of the h = 64 and h = 8 step times (per real
-token, the median of the per-round ratios) is set beside the ratio of their
-training FLOPs (3x the forward
-matrix products: per token and layer 8*d*h*d_p + 4*d*FFN + 4*h*n*d_p, plus
-2*d*V for the output layer; h = 64 costs 2.2x). Token counts exclude padding.
+Shapes (--lm_shape, one table each):
+
+  small  lm_figure1's fixed-head-size family at reproduce_paper_tables.py
+         --scale=small (lm/experiments.py SMALL): 3 layers, d = 128, d_p = 16,
+         h = 4, 16, 32, FFN 512, V = 4000, batch 64 x 32 tokens, its learning
+         rate and schedule (2e-3, 120 warm-up of 1200 steps); 5 steps per round;
+  paper  the lm1b_paper model (lm/presets.py): 6 layers, d = 256, d_p = 32,
+         h = 8, 64, FFN 1024, V = 32000, batch 8 x 256 tokens, rate 1e-3 with
+         1000 warm-up of 100000 steps (as this benchmark always ran it); 2 steps
+         per round.
+
+All contenders read the same random batches in run_lm.py's schema
+(`lm_batches`, seeded NumPy, 4 batches cycled from the first, one per step).
+Every (contender, dtype, h) runs in its own child process (this script with
+--lm_contender, or the PyTorch script; protocol: child_protocol.py), so that
+its peak memory (VmHWM, the RSS high-water mark) is its own. The children of
+one (dtype, h) are started together, then driven in turns, one round (one loop
+call) each: ours, ours-xla, model-garden, pytorch, ours, ..., so that load
+drift on a shared machine affects all alike; a child waits on its stdin, idle,
+while another runs. --lm_warmup_rounds untimed rounds first (the first one
+traces and compiles), then --lm_timed_rounds timed ones.
+
+Figures: tokens/s is the median over the timed rounds of real (not padding)
+tokens / seconds (every contender reads the same batches in a round); peak MB
+is the child's VmHWM. "ours" in the ratio is the faster (median) of ours and
+ours-xla, named; the best peer the faster of model-garden and pytorch in that
+row; ours/peer is the median over rounds of peer's seconds / ours' seconds (the
+rounds of an index ran back to back). Goal: ours >= 1.2x the best peer in
+every row of each dtype ("met"/"NOT met"; not judged with --quick). An
+informational line per dtype sets ours' time per real token at the largest h
+over the smallest beside their training FLOP ratio (3x the forward matrix
+products: per token and layer 8*d*h*d_p + 4*d*FFN + 4*h*n*d_p, plus 2*d*V for
+the output layer), from the medians of separate runs (not paired).
 
 Usage, from the repository root:
-  .venv/bin/python benchmarks/lm_benchmark.py [--quick]
+  .venv/bin/python benchmarks/lm_benchmark.py [--torch_python=/path/to/python]
+      [--lm_shape=small,paper] [--lm_dtypes=float32,bfloat16] [--quick]
 """
 
 import dataclasses
+import json
 import os
 import statistics
 import sys
@@ -45,109 +82,218 @@ onednn.enable()  # before TensorFlow loads, as the entry points do
 from absl import app  # noqa: E402
 from absl import flags  # noqa: E402
 
-FLAGS = flags.FLAGS
-flags.DEFINE_list("lm_heads", ["8", "64"], "Head counts h compared (d_p = 32 each).")
-flags.DEFINE_list("lm_dtypes", ["float32", "bfloat16"], "--dtype values.")
-flags.DEFINE_integer("lm_batch_size", 8, "Sequences per step.")
-flags.DEFINE_integer("lm_seq_length", 256, "Tokens per sequence (padded length).")
-flags.DEFINE_integer("lm_steps_per_round", 2, "Training steps per timed loop call.")
-flags.DEFINE_integer("lm_timed_rounds", 9, "Timed rounds per contender (after one untimed round).")
-flags.DEFINE_bool("lm_quick", False, "A tiny model, one timed round: checks that the script runs; "
-                  "the figures mean nothing.")
+from benchmarks import benchmark_utils, child_processes, child_protocol, lm_batches  # noqa: E402
 
-_PAPER = dict(hidden_size=256, num_hidden_layers=6, head_size=32, intermediate_size=1024, vocab_size=32000)
-_QUICK = dict(hidden_size=32, num_hidden_layers=1, head_size=8, intermediate_size=64, vocab_size=100)
-_NUM_BATCHES = 4
+FLAGS = flags.FLAGS
+
+OURS = "ours"
+OURS_XLA = "ours-xla"
+MODEL_GARDEN = "model-garden"
+PYTORCH = "pytorch"
+TF_CONTENDERS = (OURS, OURS_XLA, MODEL_GARDEN)
+SHAPES = ("small", "paper")
+GOAL_RATIO = 1.2
+
+benchmark_utils.define_once(flags.DEFINE_bool, "quick", False, "Tiny config and 1 timed round: only "
+                            "checks that the script runs; the figures mean nothing.")
+benchmark_utils.define_torch_python_flag()
+flags.DEFINE_list("lm_shape", list(SHAPES), "Shapes measured, one table each: small (lm_figure1 at "
+                  "--scale=small), paper (the lm1b_paper model).")
+flags.DEFINE_list("lm_heads", None, "Head counts h (d_p fixed by the shape). Default: the shape's "
+                  "(small 4,16,32; paper 8,64; with --quick its first and last).")
+flags.DEFINE_list("lm_dtypes", ["float32", "bfloat16"], "--dtype values.")
+flags.DEFINE_integer("lm_steps_per_round", None, "Training steps per timed loop call. Default: the "
+                     "shape's (small 5, paper 2).")
+flags.DEFINE_integer("lm_warmup_rounds", 2, "Untimed rounds per contender (>= 1; the first one traces "
+                     "and compiles).")
+flags.DEFINE_integer("lm_timed_rounds", 9, "Timed rounds per contender.")
+flags.DEFINE_integer("lm_seed", 1, "Seed of the weights and of the batches.")
+# Internal: the child process mode.
+flags.DEFINE_enum("lm_contender", None, list(TF_CONTENDERS),
+                  "Internal: run one contender as a child process driven on stdin.")
+flags.DEFINE_string("lm_contender_dtype", "float32", "Internal: the child's dtype.")
+flags.DEFINE_string("lm_child_spec", None, "Internal: the child's model, batch and schedule as JSON.")
+
+# --quick: every shape becomes this tiny model (its head counts: the shape's first and last).
+_QUICK_MODEL = dict(num_hidden_layers=1, hidden_size=32, head_size=8, intermediate_size=64, vocab_size=100,
+                    max_position_embeddings=32)
+_QUICK_RUN = dict(batch_size=2, seq_length=16, steps_per_round=2)
+
+
+def shape_configs(name):
+    """({h: LmConfig}, run settings) of a --lm_shape at full size."""
+    from lm.config import LmConfig
+
+    if name == "small":
+        from lm import experiments
+
+        scale = experiments.SMALL
+        # The fixed-head-size family of Fig. 1 (its standard partners have other d).
+        rows = [row for row in scale.rows(experiments.EXPERIMENTS["lm_figure1"]) if row.head_size]
+        configs = {row.num_heads: scale.config(row).replace(vocab_size=scale.vocab_size) for row in rows}
+        assert scale.learning_rate_schedule == "linear", scale
+        run = dict(batch_size=scale.train_batch_size, seq_length=scale.max_seq_length,
+                   learning_rate=scale.learning_rate, num_train_steps=scale.num_train_steps,
+                   num_warmup_steps=scale.num_warmup_steps, steps_per_round=5)
+    elif name == "paper":
+        from lm import presets
+
+        preset = presets.PRESETS["lm1b_paper"]
+        configs = {h: LmConfig(vocab_size=preset["vocab_size"], num_attention_heads=h,
+                               max_position_embeddings=preset["max_seq_length"]) for h in (8, 64)}
+        run = dict(batch_size=8, seq_length=preset["max_seq_length"], learning_rate=1e-3,
+                   num_train_steps=100000, num_warmup_steps=1000, steps_per_round=2)
+    else:
+        raise ValueError("Unknown --lm_shape %r; expected one of %s." % (name, ", ".join(SHAPES)))
+    return configs, run
+
+
+def settings(name):
+    """({h: child spec}, rounds dict) of a --lm_shape, with --quick and the flags applied."""
+    configs, run = shape_configs(name)
+    heads = sorted(configs)
+    if FLAGS.quick:
+        heads = sorted({heads[0], heads[-1]})
+        configs = {h: configs[h].replace(num_attention_heads=h, **_QUICK_MODEL) for h in heads}
+        run.update(_QUICK_RUN)
+    if FLAGS.lm_heads:
+        template = configs[heads[0]]
+        heads = [int(h) for h in FLAGS.lm_heads]
+        configs = {h: configs.get(h, template.replace(num_attention_heads=h)) for h in heads}
+    if FLAGS.lm_steps_per_round and not FLAGS.quick:
+        run["steps_per_round"] = FLAGS.lm_steps_per_round
+    rounds = dict(warmup=1, timed=1) if FLAGS.quick else dict(warmup=FLAGS.lm_warmup_rounds,
+                                                               timed=FLAGS.lm_timed_rounds)
+    return {h: child_spec(configs[h], run, FLAGS.lm_seed) for h in heads}, rounds
+
+
+def child_spec(config, run, seed):
+    """The JSON-able spec a child builds its contender from (also torch_lm_step.py's --spec)."""
+    if config.attention_probs_dropout_prob != config.hidden_dropout_prob:
+        raise ValueError("The PyTorch peer takes one dropout rate: %s." % config)
+    return dict(num_layers=config.num_hidden_layers, hidden_size=config.hidden_size,
+                num_heads=config.num_attention_heads, head_size=config.attention_head_size,
+                intermediate_size=config.intermediate_size, vocab_size=config.vocab_size,
+                max_position_embeddings=config.max_position_embeddings, hidden_act=config.hidden_act,
+                dropout=config.hidden_dropout_prob, initializer_range=config.initializer_range,
+                seed=seed, **run)
+
+
+def lm_config(spec):
+    """The LmConfig of a child spec."""
+    from lm.config import LmConfig
+
+    return LmConfig(vocab_size=spec["vocab_size"], hidden_size=spec["hidden_size"],
+                    num_hidden_layers=spec["num_layers"], num_attention_heads=spec["num_heads"],
+                    head_size=spec["head_size"], intermediate_size=spec["intermediate_size"],
+                    hidden_act=spec["hidden_act"], hidden_dropout_prob=spec["dropout"],
+                    attention_probs_dropout_prob=spec["dropout"],
+                    max_position_embeddings=spec["max_position_embeddings"],
+                    initializer_range=spec["initializer_range"])
 
 
 def training_flops(config, batch_size, seq_length):
     """3x the forward matrix-product FLOPs of a step (see the module docstring)."""
-    d, h, p, inner = config.hidden_size, config.num_attention_heads, config.attention_head_size, config.intermediate_size
+    d, h, p = config.hidden_size, config.num_attention_heads, config.attention_head_size
+    inner = config.intermediate_size
     per_token = config.num_hidden_layers * (8 * d * h * p + 4 * d * inner + 4 * h * seq_length * p)
     per_token += 2 * d * config.vocab_size
     return 3 * batch_size * seq_length * per_token
 
 
-def make_dataset(config, batch_size, seq_length, seed=1):
-    """Endless random batches in run_lm's schema; sequences of 1/2 to full length."""
-    import numpy as np
+def batches_of(spec):
+    return lm_batches.make_batches(spec["seed"], spec["batch_size"], spec["seq_length"], spec["vocab_size"])
+
+
+def make_dataset(spec):
+    """Endless random batches in run_lm's schema (`lm_batches`), the first batch first."""
     import tensorflow as tf
 
-    rng = np.random.default_rng(seed)
-    shape = (_NUM_BATCHES, batch_size, seq_length)
-    lengths = rng.integers(seq_length // 2, seq_length + 1, size=shape[:2] + (1,))
-    mask = (np.arange(seq_length)[None, None, :] < lengths).astype(np.int32)
-    ids = rng.integers(4, config.vocab_size, size=shape, dtype=np.int32) * mask
-    arrays = dict(input_ids=ids, target_ids=np.roll(ids, -1, axis=-1) * mask, input_mask=mask,
-                  num_chars=np.zeros(shape[:2], np.int32))
-    return tf.data.Dataset.from_tensor_slices(arrays).repeat().prefetch(1), int(mask.sum()) // _NUM_BATCHES
+    return tf.data.Dataset.from_tensor_slices(batches_of(spec)).repeat().prefetch(1)
 
 
-def build_ours(config, dtype, dataset, batch_size, steps):
-    """run_lm's step: returns a callable running `steps` steps."""
+def round_tokens(spec, round_index):
+    """Real tokens in the batches of round `round_index` (0: the first warm-up round)."""
+    mask = batches_of(spec)["input_mask"]
+    steps = spec["steps_per_round"]
+    return sum(int(mask[(round_index * steps + i) % lm_batches.NUM_BATCHES].sum()) for i in range(steps))
+
+
+def build_ours(spec, dtype, output_dir, jit_compile=False):
+    """run_lm's step: returns (run one round -> mean loss, parameter count)."""
     import tensorflow as tf
 
-    from benchmarks import benchmark_utils
     from lm import model as transformer_lm
-    from lm.parameter_groups import PARAMETER_GROUPS
-    from training import distribution, run_setup
     from lm import task as language_modeling
+    from lm.parameter_groups import PARAMETER_GROUPS
+    from training import run_setup
     from training import trainer as trainer_lib
     from training.training_options import Schedule, TrainingOptions
 
+    config, dataset = lm_config(spec), make_dataset(spec)
     with benchmark_utils.dtype_policy(dtype):
+        options = TrainingOptions(
+            output_dir=output_dir, train_batch_size=spec["batch_size"], learning_rate=spec["learning_rate"],
+            iterations_per_loop=spec["steps_per_round"], save_checkpoints_steps=spec["num_train_steps"],
+            random_seed=spec["seed"], dtype=dtype, jit_compile=jit_compile)
+        strategy = run_setup.prepare(options)  # As run_lm.py: seeds, dropout generators, policy.
         task = dataclasses.replace(language_modeling.lm_task(None, config, None, None),
-                                   make_dataset=lambda batch, context: dataset)
-        options = TrainingOptions(output_dir=tempfile.mkdtemp(), train_batch_size=batch_size, learning_rate=1e-3,
-                                  iterations_per_loop=steps, dtype=dtype)
+                                   make_dataset=lambda batch_size, context: dataset)
         freezer = run_setup.make_freezer(options, PARAMETER_GROUPS, config.num_hidden_layers,
                                          transformer_lm.initializers(config))
-        trainer = trainer_lib.Trainer(options, Schedule(100000, 1000), distribution.get_strategy(options), task,
-                                      freezer)
+        schedule = Schedule(spec["num_train_steps"], spec["num_warmup_steps"], "linear", config.hidden_size)
+        trainer = trainer_lib.Trainer(options, schedule, strategy, task, freezer)
         loop = trainer.make_loop()
-    return lambda: loop(trainer.iterator, tf.constant(steps)).numpy()
+    num_steps = tf.constant(spec["steps_per_round"])
+    return (lambda: float(loop(trainer.iterator, num_steps).numpy()[0])), trainer.model.count_params()
 
 
-def build_baseline(config, dtype, dataset, batch_size, steps):
-    """The same network from plain Model Garden layers: returns a callable running `steps` steps."""
+def build_model_garden(spec, dtype, output_dir):
+    """The same network from plain Model Garden layers: returns (run one round -> mean loss, parameters)."""
+    del output_dir  # Unused.
+    import numpy as np
     import tensorflow as tf
     import tf_keras
     from official.nlp.modeling import layers
 
-    from benchmarks import benchmark_utils
-
+    config, dataset = lm_config(spec), make_dataset(spec)
+    tf_keras.utils.set_random_seed(spec["seed"])
     with benchmark_utils.dtype_policy(dtype):
         d = config.hidden_size
-        embedding = layers.OnDeviceEmbedding(config.vocab_size, d)
-        positions = layers.PositionEmbedding(max_length=config.max_position_embeddings)
+        initializer = tf_keras.initializers.TruncatedNormal(stddev=config.initializer_range)
+        embedding = layers.OnDeviceEmbedding(config.vocab_size, d, initializer=initializer)
+        positions = layers.PositionEmbedding(max_length=config.max_position_embeddings, initializer=initializer)
         blocks = [layers.TransformerEncoderBlock(
             num_attention_heads=config.num_attention_heads, key_dim=config.attention_head_size,
-            inner_dim=config.intermediate_size, inner_activation="relu", output_dropout=0.1,
-            attention_dropout=0.1, norm_first=True, norm_epsilon=1e-6) for _ in range(config.num_hidden_layers)]
+            inner_dim=config.intermediate_size, inner_activation=config.hidden_act,
+            output_dropout=config.hidden_dropout_prob, attention_dropout=config.attention_probs_dropout_prob,
+            norm_first=True, norm_epsilon=1e-6, kernel_initializer=initializer)
+            for _ in range(config.num_hidden_layers)]
         final_norm = tf_keras.layers.LayerNormalization(epsilon=1e-6, dtype=tf.float32)
-        dropout = tf_keras.layers.Dropout(0.1)
+        dropout = tf_keras.layers.Dropout(config.hidden_dropout_prob)
         output_bias = tf.Variable(tf.zeros([config.vocab_size]))
-        optimizer = tf_keras.optimizers.AdamW(learning_rate=1e-3, weight_decay=0.01, epsilon=1e-6,
-                                              global_clipnorm=1.0)
+        optimizer = tf_keras.optimizers.AdamW(learning_rate=spec["learning_rate"], weight_decay=0.01,
+                                              epsilon=1e-6, global_clipnorm=1.0)
         iterator = iter(dataset)
 
-        def forward(batch):
+        def forward(batch, training=True):
             word = embedding(batch["input_ids"])
-            x = dropout(word + positions(word), training=True)
+            x = dropout(word + positions(word), training=training)
             length = tf.shape(batch["input_mask"])[1]
             causal = tf.linalg.band_part(tf.ones([length, length], tf.int32), -1, 0)
             mask = causal[tf.newaxis] * batch["input_mask"][:, tf.newaxis, :]
             for block in blocks:
-                x = block([x, mask], training=True)
+                x = block([x, mask], training=training)
             x = final_norm(x)
-            logits = tf.matmul(tf.cast(x, embedding.compute_dtype), tf.cast(embedding.embeddings, embedding.compute_dtype),
-                               transpose_b=True)
+            logits = tf.matmul(tf.cast(x, embedding.compute_dtype),
+                               tf.cast(embedding.embeddings, embedding.compute_dtype), transpose_b=True)
             logits = tf.cast(logits, tf.float32) + output_bias
             weights = tf.cast(batch["input_mask"], tf.float32)
             nll = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=batch["target_ids"], logits=logits)
             return tf.reduce_sum(nll * weights) / tf.reduce_sum(weights)
 
-        forward(next(iterator))  # Creates the variables.
+        # Creates the variables, on a copy of the first batch: the iterator starts at it, as ours.
+        forward({name: tf.constant(array[0]) for name, array in batches_of(spec).items()}, training=False)
         variables = (embedding.trainable_variables + positions.trainable_variables
                      + [v for b in blocks for v in b.trainable_variables] + final_norm.trainable_variables
                      + [output_bias])
@@ -162,80 +308,162 @@ def build_baseline(config, dtype, dataset, batch_size, steps):
                 optimizer.apply_gradients(zip(tape.gradient(loss, variables), variables))
                 total += loss
             return total / tf.cast(num_steps, tf.float32)
-    return lambda: loop(tf.constant(steps)).numpy()
+
+    num_steps = tf.constant(spec["steps_per_round"])
+    parameters = sum(int(np.prod(v.shape)) for v in variables)
+    return (lambda: float(loop(num_steps).numpy())), parameters
 
 
-def _config(heads, quick):
-    from lm.config import LmConfig
-
-    shape = _QUICK if quick else _PAPER
-    return LmConfig(num_attention_heads=heads, max_position_embeddings=max(256, FLAGS.lm_seq_length), **shape)
-
-
-def measure(configs, dtype, batch_size, seq_length, steps, rounds):
-    """Times ours and the baseline at every head count, all taking turns.
-
-    Every round runs each (h, contender) once, so load drift on a shared
-    machine reaches all of them alike, and the h = 64 / h = 8 ratio can be
-    taken within a round.
-
-    Args:
-      configs: {h: LmConfig}.
-
-    Returns:
-      ({(h, contender): [seconds per step, one per timed round]},
-       {h: real tokens per step}).
-    """
-    runs, tokens = {}, {}
-    for h, config in configs.items():
-        dataset, tokens[h] = make_dataset(config, batch_size, seq_length)
-        runs[h, "ours"] = build_ours(config, dtype, dataset, batch_size, steps)
-        runs[h, "baseline"] = build_baseline(config, dtype, dataset, batch_size, steps)
-    times = {key: [] for key in runs}
-    for round_index in range(rounds + 1):
-        for key, run in runs.items():
-            start = time.perf_counter()
-            run()
-            if round_index:  # The first round traces.
-                times[key].append((time.perf_counter() - start) / steps)
-    return times, tokens
+def run_child(contender, dtype, spec):
+    """Builds one contender, then runs one loop call per "run" line on stdin (child_protocol)."""
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory() as output_dir:
+        if contender == MODEL_GARDEN:
+            run_round, parameters = build_model_garden(spec, dtype, output_dir)
+        else:
+            run_round, parameters = build_ours(spec, dtype, output_dir, jit_compile=contender == OURS_XLA)
+        child_protocol.serve(lambda: child_protocol.timed(run_round), parameters, time.perf_counter() - start)
+    return 0
 
 
-def main(_):
-    from benchmarks import benchmark_utils
+def contenders(torch_python):
+    """The contenders' names: ours, ours-xla, model-garden, and pytorch given its interpreter."""
+    return TF_CONTENDERS + ((PYTORCH,) if torch_python else ())
 
-    quick = FLAGS.lm_quick
-    batch, seq = (2, 16) if quick else (FLAGS.lm_batch_size, FLAGS.lm_seq_length)
-    rounds = 1 if quick else FLAGS.lm_timed_rounds
-    heads = [int(h) for h in FLAGS.lm_heads]
-    print("LM training throughput, %s, %d usable CPUs (%s)" % (
-        benchmark_utils.cpu_model(), benchmark_utils.usable_cpus(), ", ".join(benchmark_utils.cpu_flags())))
-    print("model: %s; batch %d x %d tokens; %d steps per round, median of %d rounds, every h and contender "
-          "taking turns%s" % (
-              ", ".join("%s=%s" % item for item in (_QUICK if quick else _PAPER).items()), batch, seq,
-              FLAGS.lm_steps_per_round, rounds, " (--lm_quick: figures mean nothing)" if quick else ""))
-    print("%-9s %-4s %12s %12s %12s %10s %12s" % ("dtype", "h", "GFLOP/step", "ours tok/s", "base tok/s",
-                                                  "ours/base", "ours GFLOP/s"))
-    configs = {h: _config(h, quick) for h in heads}
+
+def child_command(contender, dtype, spec, torch_python=None):
+    """The command line of one contender's child process."""
+    spec_json = json.dumps(spec, sort_keys=True)
+    if contender == PYTORCH:
+        return [torch_python, os.path.join(_REPO_ROOT, "benchmarks", "torch_lm_step.py"),
+                "--dtype=" + dtype, "--spec=" + spec_json]
+    return [sys.executable, os.path.abspath(__file__), "--lm_contender=" + contender,
+            "--lm_contender_dtype=" + dtype, "--lm_child_spec=" + spec_json]
+
+
+def measure(spec, dtype, rounds, torch_python=None):
+    """Runs the contenders of one (dtype, h) in turns; returns {name: results} (child_processes)."""
+    commands = {name: child_command(name, dtype, spec, torch_python) for name in contenders(torch_python)}
+    return child_processes.take_turns(commands, rounds["warmup"], rounds["timed"], _REPO_ROOT)
+
+
+def summarize(spec, results, rounds):
+    """{name: tokens/s, spread, peak MB}, the best of ours and the best peer, ours/peer (paired)."""
+    tokens = [round_tokens(spec, rounds["warmup"] + i) for i in range(rounds["timed"])]
+    figures = {}
+    for name, result in results.items():
+        rates = [count / seconds for count, seconds in zip(tokens, result["seconds"])]
+        _, spread = benchmark_utils.median_and_spread(result["seconds"])
+        figures[name] = dict(tokens_per_second=statistics.median(rates), spread=spread,
+                             peak_mb=result["peak_kb"] / 1024,
+                             seconds=statistics.median(result["seconds"]))
+    ours = min((OURS, OURS_XLA), key=lambda name: figures[name]["seconds"])
+    peer = min((name for name in results if name not in (OURS, OURS_XLA)),
+               key=lambda name: figures[name]["seconds"])
+    ratio = child_processes.paired_ratios(results, [ours, peer], ours)[peer]
+    return figures, ours, peer, ratio
+
+
+def shape_line(name, specs):
+    spec = next(iter(specs.values()))
+    return ("shape %s: layers=%d d=%d d_p=%d h=%s FFN=%d V=%d activation=%s dropout=%g; batch %d x %d "
+            "tokens; %d steps per round; rate %g, %d warm-up of %d steps"
+            % (name, spec["num_layers"], spec["hidden_size"], spec["head_size"],
+               ",".join(str(h) for h in specs), spec["intermediate_size"], spec["vocab_size"],
+               spec["hidden_act"], spec["dropout"], spec["batch_size"], spec["seq_length"],
+               spec["steps_per_round"], spec["learning_rate"], spec["num_warmup_steps"],
+               spec["num_train_steps"]))
+
+
+def run_shape(name, torch_python):
+    """Measures one --lm_shape and prints its table; returns {dtype: [ours/peer ratios]}."""
+    specs, rounds = settings(name)
+    names = contenders(torch_python)
+    print()
+    print(shape_line(name, specs))
+    rows, ratios, seconds_per_token = [], {}, {}
     for dtype in FLAGS.lm_dtypes:
-        times, tokens = measure(configs, dtype, batch, seq, FLAGS.lm_steps_per_round, rounds)
-        for h, config in configs.items():
-            ours, baseline = times[h, "ours"], times[h, "baseline"]
-            flops = training_flops(config, batch, seq)
-            paired = statistics.median(b / o for o, b in zip(ours, baseline))
-            print("%-9s %-4d %12.1f %12.1f %12.1f %10.2f %12.1f" % (
-                dtype, h, flops / 1e9, tokens[h] / statistics.median(ours),
-                tokens[h] / statistics.median(baseline), paired, flops / statistics.median(ours) / 1e9))
-        if len(heads) == 2:
-            low, high = heads
-            flop_ratio = training_flops(configs[high], batch, seq) / training_flops(configs[low], batch, seq)
-            # Seconds per real token, so that the two random datasets' padding does not count.
-            time_ratio = statistics.median(
-                (slow / tokens[high]) / (fast / tokens[low])
-                for slow, fast in zip(times[high, "ours"], times[low, "ours"]))
-            print("%s: step time h=%d / h=%d = %.2f (per real token, paired by round); FLOP ratio %.2f; "
-                  "off by %+.0f%% (goal: within 10%%)" % (
-                      dtype, high, low, time_ratio, flop_ratio, 100 * (time_ratio / flop_ratio - 1)))
+        for h, spec in specs.items():
+            start = time.perf_counter()
+            results = measure(spec, dtype, rounds, torch_python)
+            print("  %s h=%d: timed in %.0f s; parameters %s; build %s; mean loss of the timed rounds %s" % (
+                dtype, h, time.perf_counter() - start,
+                ", ".join("%s %d" % (n, results[n]["params"]) for n in names),
+                ", ".join("%s %.0f s" % (n, results[n]["build_seconds"]) for n in names),
+                ", ".join("%s %.3f" % (n, statistics.mean(results[n]["values"])) for n in names)))
+            if len({results[n]["params"] for n in names}) > 1:
+                print("  WARNING: the contenders have different parameter counts.")
+            figures, ours, peer, ratio = summarize(spec, results, rounds)
+            ratios.setdefault(dtype, []).append((ratio, h))
+            seconds_per_token[dtype, h] = 1 / figures[OURS]["tokens_per_second"]
+            flops = training_flops(lm_config(spec), spec["batch_size"], spec["seq_length"])
+            row = [dtype, str(h), "%.1f" % (flops / 1e9)]
+            for n in names:
+                row += ["%.0f" % figures[n]["tokens_per_second"], "%.0f" % figures[n]["peak_mb"]]
+            row += ["%.0f%%" % (100 * max(figures[n]["spread"] for n in names)), ours, peer, "%.3f" % ratio]
+            rows.append(row)
+
+    print()
+    print("%s: tokens/s = median over rounds of real tokens / seconds; peak MB = VmHWM of each "
+          "contender's own process;" % name)
+    print("spread = the widest (max - min) / median of the round times; ours/peer = median over rounds of "
+          "the best peer's round time / the best of ours' (> 1: ours faster)")
+    header = ["dtype", "h", "GFLOP/step"]
+    for n in names:
+        header += ["%s tok/s" % n, "%s MB" % n]
+    header += ["spread", "best ours", "best peer", "ours/peer"]
+    print(benchmark_utils.format_table(header, rows))
+    heads = list(specs)
+    for dtype in FLAGS.lm_dtypes:
+        if len(heads) > 1:
+            low, high = heads[0], heads[-1]
+            flops = [training_flops(lm_config(specs[h]), specs[h]["batch_size"], specs[h]["seq_length"])
+                     for h in (low, high)]
+            print("%s: ours' time per real token h=%d / h=%d = %.2f (medians of separate runs); FLOP ratio %.2f"
+                  % (dtype, high, low, seconds_per_token[dtype, high] / seconds_per_token[dtype, low],
+                     flops[1] / flops[0]))
+    if FLAGS.quick:
+        verdict = "not judged with --quick"
+    else:
+        verdict = "met" if all(r >= GOAL_RATIO for pairs in ratios.values() for r, _ in pairs) else "NOT met"
+    worst = "; ".join("%s %.3f (h=%d)" % ((dtype,) + min(pairs)) for dtype, pairs in ratios.items())
+    print("goal (%s): ours >= %.1fx the best peer (%s) in each dtype: %s (worst ours/peer: %s)"
+          % (name, GOAL_RATIO, ", ".join(names[2:]), verdict, worst))
+    return ratios
+
+
+def main(argv):
+    del argv  # Unused.
+    if FLAGS.lm_contender:
+        return run_child(FLAGS.lm_contender, FLAGS.lm_contender_dtype, json.loads(FLAGS.lm_child_spec))
+
+    import tensorflow as tf
+
+    if FLAGS.lm_warmup_rounds < 1 or FLAGS.lm_timed_rounds < 1:
+        raise app.UsageError("--lm_warmup_rounds and --lm_timed_rounds must be >= 1.")
+    if FLAGS.lm_steps_per_round is not None and FLAGS.lm_steps_per_round < 1:
+        raise app.UsageError("--lm_steps_per_round must be >= 1.")
+    if not set(FLAGS.lm_dtypes) <= {"float32", "bfloat16"}:
+        raise app.UsageError("--lm_dtypes must be among float32, bfloat16.")
+    if not set(FLAGS.lm_shape) <= set(SHAPES):
+        raise app.UsageError("--lm_shape must be among %s." % ", ".join(SHAPES))
+    print("LM training step benchmark: run_lm.py's loop (%s, and %s with --jit_compile) vs plain Model "
+          "Garden (%s) and PyTorch (%s), tokens/s and peak memory" % (OURS, OURS_XLA, MODEL_GARDEN, PYTORCH))
+    for line in benchmark_utils.machine_lines(tf.__version__):
+        print(line)
+    torch_python, why_not = benchmark_utils.torch_interpreter(FLAGS.torch_python)
+    print("timing: one child process per contender, dtype and h; %s untimed + %s timed rounds of one loop "
+          "call each, taking turns%s" % (
+              1 if FLAGS.quick else FLAGS.lm_warmup_rounds, 1 if FLAGS.quick else FLAGS.lm_timed_rounds,
+              " [--quick: a tiny model, figures are meaningless]" if FLAGS.quick else ""))
+    print("pytorch: " + ("torch.nn causal Transformer LM + torch.compile (benchmarks/torch_lm_step.py), run "
+                         "by %s" % torch_python if torch_python else "not measured (%s)" % why_not))
+    begin = time.perf_counter()
+    for name in FLAGS.lm_shape:
+        run_shape(name, torch_python)
+    print()
+    print("total time: %.0f s" % (time.perf_counter() - begin))
+    return 0
 
 
 if __name__ == "__main__":

@@ -1,65 +1,106 @@
-"""Translation throughput: run_translation.py's model vs Model Garden's Seq2SeqTransformer, transformer-base.
+"""Translation throughput and peak memory: run_translation.py's model vs Model Garden and PyTorch.
 
-The transformer-base preset (nmt/presets.py: d = 512, 6 + 6 layers,
-8 heads, FFN 2048, post-norm, dropout 0.1, V = 32000), in float32 and
-bfloat16 (mixed precision, float32 variables), on random batches of 32
-sentence pairs padded to 32 source and 32 target tokens, each side's real
-length drawn from half to the full length (the last real token is eos).
+Shapes (--nmt_shape, one table each; "small,base" runs both, one after the
+other):
+  small  the model of `reproduce_paper_tables.py --experiment=freezing_nmt
+         --scale=small` (nmt/experiments.py: `SMALL.config` of the baseline
+         row): transformer-tiny's shape at a quarter, d = 64, 8 heads of
+         d_p = 8, FFN 384, 3 encoder + 1 decoder layers, V = 4000; training
+         batch 128 pairs of up to 24 + 24 tokens; decoding 64 sentences of up
+         to 24 tokens, beam 4, 48 steps.
+  base   the transformer-base preset (nmt/presets.py): d = 512, 6 + 6 layers,
+         8 heads, FFN 2048, V = 32000; training batch 32 pairs of up to
+         32 + 32 tokens; decoding 32 sentences of up to 32 tokens, beam 4,
+         32 steps.
+Both: post-norm (--nmt_norm_first: pre-norm, for the TensorFlow contenders),
+ReLU, tied source/target/output embeddings, dropout 0.1 (embeddings,
+sub-layer outputs, attention probabilities; none inside the FFN), label
+smoothing 0.1, untrained weights. Rounds: small 10 training steps per round,
+2 warm-up + 7 timed rounds; base 2 steps, 2 + 3 rounds (the flags below
+override them). The random batches (translation_child.make_batches, one seed, the
+same arrays in every process) follow run_translation's schema: each side's
+real length drawn from half to the full padded length, its last real token
+eos, target_input_ids = bos + target_ids shifted right.
 
-Training (target tokens/s, padding excluded):
-  "ours" is the step run_translation.py runs: the Task of
-  `training.translation.translation_task` (TransformerNmt, label-smoothed
-  cross-entropy with smoothing 0.1) built by `training.trainer.Trainer` (the
-  preset's options: Adam (0.9, 0.98, 1e-9), the inverse_sqrt schedule, the
-  freezing plan, OneDeviceStrategy, the compiled loop of
-  `Trainer.make_loop()`), with make_dataset replaced by the random batches.
-  Model Garden's is `official.nlp.modeling.models.Seq2SeqTransformer` with
-  its TransformerEncoder and TransformerDecoder (norm_first=False,
-  use_bias=True in attention as ours has, dropout 0.1 on embeddings,
-  sub-layer outputs and attention probabilities), tf_keras Adam (0.9, 0.98,
-  1e-9) at a constant learning rate, the same loss function
-  (`translation.translation_losses`) on the same batches (Seq2SeqTransformer
-  shifts target_ids right itself), in a tf.function loop over tf.range.
-  What differs in the networks: ours adds an output bias to the tied output
-  layer; Seq2SeqTransformer normalises each stack's output once more even
-  post-norm (two LayerNorms in all); the layer code (our DecoderBlock, Model
-  Garden's TransformerDecoderBlock; both use CachedAttention and
-  MultiHeadAttention) and initialisers.
+Contenders, in float32 and bfloat16 (mixed precision: bfloat16 compute,
+float32 variables; PyTorch: torch.autocast):
+  ours          training: the step run_translation.py runs, built as it builds
+                it: the Task of `nmt.task.translation_task` (TransformerNmt,
+                label-smoothed cross entropy), `training.trainer.Trainer` with
+                the preset's options (Adam (0.9, 0.98, 1e-9), the inverse_sqrt
+                schedule; at small, freezing_nmt's learning rate and warm-up),
+                the freezing plan (nothing frozen), OneDeviceStrategy, and the
+                compiled loop of `Trainer.make_loop()`, with make_dataset
+                replaced by the random batches (an in-memory tf.data pipeline).
+                Decoding: `nmt.task.Translator`'s compiled beam search
+                (`TransformerNmt.translate` in a tf.function), what
+                run_translation.py decodes the dev and test sets with.
+  ours-xla      training only: the same with --jit_compile
+                (TrainingOptions.jit_compile): each step one XLA program.
+  model-garden  `official.nlp.modeling.models.Seq2SeqTransformer` with its
+                TransformerEncoder and TransformerDecoder (use_bias=True in
+                attention as ours, the same norm_first and dropout), tf_keras
+                Adam (0.9, 0.98, 1e-9) at a constant learning rate, the same
+                loss function (`nmt.task.translation_losses`) on the same
+                batches (it shifts target_ids right itself), in a tf.function
+                loop over tf.range. Decoding: the model called with `inputs`
+                only (beam_size, alpha 0.6, decode_max_length,
+                padded_decode=False) in a tf.function of the same input
+                signature as ours.
+  pytorch       Hugging Face `MarianMTModel` of the same shape (post-norm only:
+                not run with --nmt_norm_first), the forward pass and loss under
+                torch.compile, torch Adam (0.9, 0.98, 1e-9); decoding with
+                `model.generate` (benchmarks/torch_translation_step.py, whose
+                docstring has the details). Run by the interpreter of
+                --torch_python; skipped with a note when there is none.
+What differs between the networks: ours adds a trained output bias to the
+tied output layer (Marian's is a fixed buffer of zeros, Model Garden has
+none); Seq2SeqTransformer normalises each stack's output once more even
+post-norm (two LayerNorms more); the layer code (our DecoderBlock, Model
+Garden's TransformerDecoderBlock, Marian's layers; the TensorFlow ones use
+CachedAttention and MultiHeadAttention, Marian PyTorch's scaled dot-product
+attention), the initialisers, and the LayerNorm epsilon (1e-6; Marian 1e-5).
+The head size is d / heads in all three (the shapes here keep that rule).
 
-Decoding (sentences/s): the first batch's 32 source sentences translated by
-beam search (beam 4, length penalty 0.6, at most 32 target tokens), with
-untrained random weights. "ours" is `training.translation.Translator`'s
-compiled `TransformerNmt.translate` (what run_translation.py decodes the
-dev and test sets with); Model Garden's is Seq2SeqTransformer called with
-only `inputs` (beam_size 4, alpha 0.6, decode_max_length 32,
-padded_decode=False), in a tf.function with the same input signature. Both
-run Model Garden's `sequence_beam_search`. So that both decode the full
-32 steps whatever the random weights pick, both get an eos id outside the
-vocabulary (-1): no hypothesis ever ends, the search stops at the maximum
-length only; the script checks that both outputs have that length.
+Decoding decodes the full length in every contender: both TensorFlow
+contenders run Model Garden's `sequence_beam_search` with an eos id outside
+the vocabulary (-1), so no hypothesis ever ends and the search stops at the
+maximum length only; the PyTorch peer's generate has no eos id at all. Each
+child checks that its output has that many positions (a contender that stops
+early fails). The length penalty (0.6; GNMT's ((5 + length) / 6) ** alpha in
+the TensorFlow search, length ** alpha in Hugging Face's) then weighs every
+hypothesis alike.
 
-Contenders are built in this one process and run in alternation (ours,
-Model Garden, ours, ...), one loop call each per round, so that load drift
-on a shared machine affects both alike; the first round (which traces) is not
-timed, the figure is the median of the timed rounds. As run_translation.py,
-dropout draws from tf.random.Generator objects
-(`enable_tf_random_generator`), for both contenders. The goal reported
-against: ours / Model Garden >= 0.95, for training and for decoding, in each
-dtype. A contender that runs out of memory (TensorFlow's
-ResourceExhaustedError) is shown as OOM; one that cannot be built, traced or
-run otherwise (another TensorFlow error, or a TypeError or ValueError while
-tracing) as failed; the reasons are printed under the table, and ours failing
-misses the goal.
+Rounds: each (contender, dtype) of a row (part, dtype) runs in its own child
+process, so that its peak memory (VmHWM, the RSS high-water mark) is its own;
+the children of a row are started together, then driven in turns on their
+stdin, one round each: ours, ours-xla, model-garden, pytorch, ours, ... so
+that load drift on a shared machine affects all alike; a child waits, idle,
+while another runs. One round is one loop call of --nmt_steps_per_round
+training steps (each contender on the same batches: they cycle the same four
+from the same start), or one decode of the batch. The first
+--nmt_warmup_rounds rounds (tracing, XLA and torch.compile compilation) are
+not timed; the very first runs in all the row's children at once (it is
+mostly single-threaded tracing and compiling), the others take turns. The
+figure is target tokens/s (padding excluded) or sentences/s
+of the median timed round; ours/X is the median over rounds of X's round time
+/ ours' for the rounds of an index (> 1: ours faster), where "ours" is the
+faster of ours and ours-xla in that row (named in the table).
 
---nmt_norm_first compares the pre-norm variant instead (both contenders).
+Goal: ours >= 1.2x the best peer (model-garden, pytorch) in every row. A
+contender that cannot be built, traced or run (a TensorFlow error, or a
+TypeError or ValueError while tracing; PyTorch's RuntimeError), or runs out
+of memory, is shown as failed or OOM, its reason printed under the table; ours
+failing misses the goal. (Model Garden's post-norm TransformerDecoderBlock
+fails under mixed bfloat16: it adds its float32 LayerNorm output to a bfloat16
+sub-layer output. --nmt_norm_first compares it in bfloat16.)
 
 Usage, from the repository root:
-  .venv/bin/python benchmarks/nmt_benchmark.py [--nmt_dtypes=float32,bfloat16] [--nmt_parts=train,decode]
-      [--nmt_norm_first] [--nmt_quick]
+  .venv/bin/python benchmarks/nmt_benchmark.py [--nmt_shape=small,base] [--nmt_dtypes=float32,bfloat16]
+      [--nmt_parts=train,decode] [--nmt_norm_first] [--torch_python=/path/to/python] [--nmt_quick]
 """
 
 import dataclasses
-import gc
 import os
 import re
 import statistics
@@ -81,98 +122,125 @@ onednn.enable()  # before TensorFlow loads, as the entry points do
 from absl import app  # noqa: E402
 from absl import flags  # noqa: E402
 
+from benchmarks import benchmark_utils, child_processes, child_protocol, translation_child  # noqa: E402
+
 FLAGS = flags.FLAGS
+benchmark_utils.define_torch_python_flag()
+flags.DEFINE_list("nmt_shape", ["small", "base"], "small, base or both (one table each, in this order).")
 flags.DEFINE_list("nmt_dtypes", ["float32", "bfloat16"], "--dtype values.")
 flags.DEFINE_list("nmt_parts", ["train", "decode"], "What is measured: train, decode or both.")
-flags.DEFINE_integer("nmt_batch_size", 32, "Sentence pairs per training step, sentences per decoded batch.")
-flags.DEFINE_integer("nmt_source_length", 32, "Source tokens per sentence (padded length).")
-flags.DEFINE_integer("nmt_target_length", 32, "Target tokens per sentence (padded length).")
-flags.DEFINE_integer("nmt_beam_size", 4, "Beam size of decoding.")
-flags.DEFINE_float("nmt_length_penalty", 0.6, "alpha of the length penalty of decoding.")
-flags.DEFINE_integer("nmt_max_decode_length", 32, "Target tokens decoded per sentence (all of them: "
-                     "see the module docstring).")
-flags.DEFINE_bool("nmt_norm_first", False, "Pre-norm instead of the preset's post-norm, in both contenders "
-                  "(each stack then ends in a LayerNorm in both).")
-flags.DEFINE_integer("nmt_steps_per_round", 2, "Training steps per timed loop call.")
-flags.DEFINE_integer("nmt_timed_rounds", 3, "Timed rounds per contender (after one untimed round).")
-flags.DEFINE_bool("nmt_quick", False, "A tiny model and batch, one timed round: checks that the script runs; "
-                  "the figures mean nothing.")
+flags.DEFINE_bool("nmt_norm_first", False, "Pre-norm instead of the presets' post-norm, in the TensorFlow "
+                  "contenders (each stack then ends in a LayerNorm); the PyTorch peer (post-norm only) is skipped.")
+flags.DEFINE_integer("nmt_steps_per_round", None, "Training steps per round (one loop call); default: the "
+                     "shape's (small 10, base 2).")
+flags.DEFINE_integer("nmt_warmup_rounds", None, "Untimed rounds per contender, >= 1 (the first traces and "
+                     "compiles); default 2.")
+flags.DEFINE_integer("nmt_timed_rounds", None, "Timed rounds per contender; default: the shape's (small 7, "
+                     "base 3).")
+flags.DEFINE_bool("nmt_quick", False, "A tiny model and batch, one warm-up and one timed round: checks that the "
+                  "script runs; the figures mean nothing.")
+# Internal: the child process mode.
+flags.DEFINE_enum("nmt_contender", None, ["ours", "ours-xla", "model-garden"],
+                  "Internal: run one contender as a child process driven on stdin.")
+flags.DEFINE_enum("nmt_contender_part", "train", ["train", "decode"], "Internal: the child's part.")
+flags.DEFINE_string("nmt_contender_dtype", "float32", "Internal: the child's dtype.")
 
-GOAL = 0.95
-PRESET = "transformer-base"
+OURS, OURS_XLA, MODEL_GARDEN, PYTORCH = "ours", "ours-xla", "model-garden", "pytorch"
+OUR_CONTENDERS = (OURS, OURS_XLA)
+PEERS = (MODEL_GARDEN, PYTORCH)
+CONTENDERS = {"train": (OURS, OURS_XLA, MODEL_GARDEN), "decode": (OURS, MODEL_GARDEN)}
+GOAL = 1.2
+SEED = 1
+LENGTH_PENALTY = 0.6
 NO_EOS = -1  # outside the vocabulary: no hypothesis ever ends (see the module docstring)
-BOS_ID, EOS_ID = 2, 3  # the learned SentencePiece vocabulary's (tokenization/sentencepiece_vocabulary.py); 0 is padding
-_NUM_BATCHES = 4
+BOS_ID, EOS_ID = translation_child.BOS_ID, translation_child.EOS_ID
+UNITS = {"train": "tgt tok/s", "decode": "sent/s"}
+
+SHAPES = {
+    "small": dict(batch=128, source=24, target=24, decode_batch=64, decode_length=48, beam=4, steps_per_round=10,
+                  warmup_rounds=2, timed_rounds=7),
+    "base": dict(batch=32, source=32, target=32, decode_batch=32, decode_length=32, beam=4, steps_per_round=2,
+                 warmup_rounds=2, timed_rounds=3),
+}
+_QUICK = dict(batch=2, source=8, target=8, decode_batch=2, decode_length=4, beam=4, steps_per_round=1,
+              warmup_rounds=1, timed_rounds=1)
 _QUICK_MODEL = dict(vocab_size=100, hidden_size=32, num_encoder_layers=1, num_decoder_layers=1,
                     num_attention_heads=2, intermediate_size=64)
-_QUICK_SHAPES = dict(batch=2, source=8, target=8, decode=4)
+_PRESETS = {"small": "transformer-tiny", "base": "transformer-base"}
 
 
-def nmt_config(quick):
-    """transformer-base with the preset's vocabulary (the tiny model with --nmt_quick), with --nmt_norm_first."""
-    from nmt.config import NmtConfig
+def settings(shape):
+    """The shape's settings (--nmt_quick's tiny ones, then the round flags given) as a dict."""
+    if shape not in SHAPES:
+        raise app.UsageError("--nmt_shape: %r is neither small nor base." % shape)
+    s = dict(SHAPES[shape], shape=shape)
+    if FLAGS.nmt_quick:
+        s.update(_QUICK)
+    for name in ("steps_per_round", "warmup_rounds", "timed_rounds"):
+        if FLAGS["nmt_" + name].value is not None:
+            s[name] = FLAGS["nmt_" + name].value
+    return s
+
+
+def nmt_config(shape, quick):
+    """The shape's NmtConfig (the tiny model with --nmt_quick), with --nmt_norm_first."""
+    from nmt import experiments
     from nmt import presets as nmt_presets
+    from nmt.config import NmtConfig
 
     if quick:
         config = NmtConfig(**_QUICK_MODEL)
+    elif shape == "small":
+        scale = experiments.SMALL
+        config = scale.config(experiments.rows(scale)[0]).replace(vocab_size=scale.vocab_size)
     else:
-        config = nmt_presets.MODELS[PRESET].replace(vocab_size=nmt_presets.PRESETS[PRESET]["vocab_size"])
+        config = nmt_presets.MODELS[_PRESETS[shape]].replace(
+            vocab_size=nmt_presets.PRESETS[_PRESETS[shape]]["vocab_size"])
+    if config.attention_head_size * config.num_attention_heads != config.hidden_size:
+        raise ValueError("The peers' head size is d / heads; %s has d_p = %d." % (shape, config.attention_head_size))
     return config.replace(norm_first=FLAGS.nmt_norm_first)
 
 
-def make_batches(vocab_size, batch_size, source_length, target_length, seed=1):
-    """_NUM_BATCHES random batches in run_translation's schema (nmt/dataset.py), as numpy.
-
-    Each side's real length is drawn from half to the full padded length; its
-    last real token is eos, target_input_ids is bos + target_ids shifted right.
-    """
-    import numpy as np
-
-    rng = np.random.default_rng(seed)
-
-    def side(length):
-        lengths = rng.integers(max(length // 2, 1), length + 1, size=(_NUM_BATCHES, batch_size, 1))
-        positions = np.arange(length)[None, None, :]
-        ids = rng.integers(4, vocab_size, size=(_NUM_BATCHES, batch_size, length), dtype=np.int32)
-        ids = np.where(positions == lengths - 1, EOS_ID, ids)
-        mask = (positions < lengths).astype(np.int32)
-        return ids * mask, mask
-
-    source_ids, _ = side(source_length)
-    target_ids, target_mask = side(target_length)
-    target_input_ids = np.concatenate([np.full_like(target_ids[..., :1], BOS_ID), target_ids[..., :-1]], -1)
-    return dict(source_ids=source_ids, target_input_ids=target_input_ids * target_mask, target_ids=target_ids)
+def make_batches(vocab_size, batch_size, source_length, target_length, seed=SEED):
+    """The training batches every contender reads (translation_child.make_batches), as numpy."""
+    return translation_child.make_batches(seed, vocab_size, batch_size, source_length, target_length)
 
 
 def make_dataset(batches):
-    """(endless tf.data.Dataset of the batches, mean real target tokens per batch)."""
+    """An endless tf.data.Dataset of the batches."""
     import tensorflow as tf
 
-    tokens = int((batches["target_ids"] != 0).sum()) / _NUM_BATCHES
-    return tf.data.Dataset.from_tensor_slices(batches).repeat().prefetch(1), tokens
+    return tf.data.Dataset.from_tensor_slices(batches).repeat().prefetch(1)
 
 
-def nmt_options(dtype, batch_size, steps):
-    """run_translation's options under --preset=transformer-base, with this benchmark's shapes."""
-    from training.presets import apply_preset
+def nmt_options(s, dtype, jit_compile=False):
+    """run_translation's options for the shape's preset (freezing_nmt's at small), with this benchmark's sizes."""
+    from nmt import experiments
     from nmt import presets as nmt_presets
     from nmt.task import NmtOptions
+    from training.presets import apply_preset
 
-    given = dict(output_dir=tempfile.mkdtemp(prefix="nmt_benchmark_"), train_batch_size=batch_size,
-                 iterations_per_loop=steps, dtype=dtype, beam_size=FLAGS.nmt_beam_size,
-                 length_penalty=FLAGS.nmt_length_penalty, max_decode_length=FLAGS.nmt_max_decode_length)
-    options = NmtOptions(preset=PRESET, do_train=True, **given)
+    given = dict(output_dir=tempfile.mkdtemp(prefix="nmt_benchmark_"), train_batch_size=s["batch"],
+                 iterations_per_loop=s["steps_per_round"], dtype=dtype, beam_size=s["beam"],
+                 length_penalty=LENGTH_PENALTY, max_decode_length=s["decode_length"], jit_compile=jit_compile,
+                 random_seed=SEED)
+    if s["shape"] == "small":
+        scale = experiments.SMALL
+        given.update(learning_rate=scale.learning_rate, num_warmup_steps=scale.num_warmup_steps,
+                     num_train_steps=scale.num_train_steps)
+    preset = _PRESETS[s["shape"]]
+    options = NmtOptions(preset=preset, do_train=True, **given)
     return apply_preset(options, nmt_presets.PRESETS, set(given) | {"preset", "do_train"})
 
 
 def build_ours_training(config, options, dataset, steps):
-    """run_translation's training step: returns a callable running `steps` steps."""
+    """run_translation's training step: returns (a callable running `steps` steps -> mean loss, the model)."""
     import tensorflow as tf
 
     from nmt import model as transformer_nmt
+    from nmt import task as translation
     from nmt.parameter_groups import PARAMETER_GROUPS
     from training import distribution, run_setup
-    from nmt import task as translation
     from training import trainer as trainer_lib
     from training.training_options import Schedule
 
@@ -184,7 +252,8 @@ def build_ours_training(config, options, dataset, steps):
                         config.hidden_size, options.adam_beta2)
     trainer = trainer_lib.Trainer(options, schedule, distribution.get_strategy(options), task, freezer)
     loop = trainer.make_loop()
-    return lambda: loop(trainer.iterator, tf.constant(steps)).numpy()
+    num_steps = tf.constant(steps)
+    return lambda: float(loop(trainer.iterator, num_steps).numpy()[0]), trainer.model
 
 
 def model_garden_transformer(config, options):
@@ -207,7 +276,7 @@ def model_garden_transformer(config, options):
 
 
 def build_model_garden_training(config, options, dataset, steps):
-    """Seq2SeqTransformer's training step on the same batches and loss: returns a callable running `steps` steps."""
+    """Seq2SeqTransformer's step on the same batches and loss: returns (a callable running `steps` steps, the model)."""
     import tensorflow as tf
     import tf_keras
 
@@ -217,12 +286,15 @@ def build_model_garden_training(config, options, dataset, steps):
     optimizer = tf_keras.optimizers.Adam(learning_rate=options.learning_rate, beta_1=0.9,
                                          beta_2=options.adam_beta2, epsilon=1e-9)
     iterator = iter(dataset)
+    # The model reads its first batch when it builds (below), before the timed loop: so that every contender
+    # starts its rounds at the first batch, the creation call gets a batch of its own.
+    build_batch = next(iter(dataset))
 
     def loss_of(batch):
         logits = model(dict(inputs=batch["source_ids"], targets=batch["target_ids"]), training=True)
         return translation.translation_losses(dict(logits=logits), batch, options.label_smoothing)["loss"]
 
-    loss_of(next(iterator))  # Creates the variables (and the dropout generators) eagerly.
+    loss_of(build_batch)  # Creates the variables (and the dropout generators) eagerly.
     variables = model.trainable_variables
     optimizer.build(variables)
 
@@ -236,17 +308,22 @@ def build_model_garden_training(config, options, dataset, steps):
             total += loss
         return total / tf.cast(num_steps, tf.float32)
 
-    return lambda: loop(tf.constant(steps)).numpy()
+    num_steps = tf.constant(steps)
+    return lambda: float(loop(num_steps).numpy()), model
+
+
+class DecodedLengthError(AssertionError):
+    """A contender's beam search stopped before the maximum length."""
 
 
 def _check_length(ids, expected, name):
     if ids.shape[1] != expected:
-        raise AssertionError("%s decoded %d positions, not %d: the search stopped early."
-                             % (name, ids.shape[1], expected))
+        raise DecodedLengthError("%s decoded %d positions, not %d: the search stopped early."
+                                 % (name, ids.shape[1], expected))
 
 
 def build_ours_decoding(config, options, source_ids):
-    """Translator's compiled translate (beam search), eos never emitted: returns a callable decoding the batch."""
+    """Translator's compiled translate (beam search), eos never emitted: returns (a callable decoding, the model)."""
     from nmt import task as translation
 
     model = translation.build_model(config)
@@ -256,12 +333,13 @@ def build_ours_decoding(config, options, source_ids):
     def run():
         ids = translate(source_ids).numpy()  # bos + max_decode_length tokens
         _check_length(ids, options.max_decode_length + 1, "ours")
+        return ids.shape[1] - 1
 
-    return run
+    return run, model
 
 
 def build_model_garden_decoding(config, options, source_ids, batches):
-    """Seq2SeqTransformer's own beam search: returns a callable decoding the batch."""
+    """Seq2SeqTransformer's own beam search: returns (a callable decoding the batch, the model)."""
     import tensorflow as tf
 
     model = model_garden_transformer(config, options)
@@ -274,25 +352,22 @@ def build_model_garden_decoding(config, options, source_ids, batches):
     def run():
         ids = translate(source_ids).numpy()  # max_decode_length tokens, bos dropped
         _check_length(ids, options.max_decode_length, "Model Garden")
+        return ids.shape[1]
 
-    return run
+    return run, model
 
 
-def _errors():
-    """What building or running a contender may raise that the table reports (the others propagate).
+def classify(error):
+    """("OOM" or "failed", a short reason) of what building or running a contender raised; None: a bug, raised.
 
     TensorFlow's errors at run time; TypeError and ValueError are what tracing
-    a tf.function raises for an ill-typed graph.
+    a tf.function raises for an ill-typed graph; DecodedLengthError a search
+    that stopped early.
     """
     import tensorflow as tf
 
-    return tf.errors.OpError, TypeError, ValueError
-
-
-def _failure(error):
-    """("OOM" or "failed", a short reason) of an error: the allocation refused, or the message's start."""
-    import tensorflow as tf
-
+    if not isinstance(error, (tf.errors.OpError, TypeError, ValueError, MemoryError, DecodedLengthError)):
+        return None
     message = getattr(error, "message", None) or str(error)
     found = re.search(r"OOM when allocating tensor with shape\s*\[[^\]]*\]", message)
     if found:
@@ -302,128 +377,318 @@ def _failure(error):
         reason = lines[-1]  # autograph's trace; the error ("TypeError: ...") is last
     else:
         reason = "%s: %s" % (type(error).__name__, " ".join(lines[:2]))
-    tag = "OOM" if isinstance(error, tf.errors.ResourceExhaustedError) else "failed"
-    return tag, reason[:300]
+    oom = isinstance(error, (tf.errors.ResourceExhaustedError, MemoryError))
+    return "OOM" if oom else "failed", reason[:300]
 
 
-def alternate(runs, rounds, failures):
-    """{name: median seconds per call}: one call each per round, in turn, the first round untimed.
-
-    A contender whose call raises one of `_errors()` is entered in `failures`
-    (name -> (tag, reason)) and left out of the later rounds; the others go on.
-    """
+def run_child(s, part, contender, dtype):
+    """Builds one contender of a row in this (child) process and serves its rounds (translation_child.serve)."""
     import tensorflow as tf
-
-    times = {name: [] for name in runs}
-    for round_index in range(rounds + 1):
-        for name, run in runs.items():
-            if name in failures:
-                continue
-            start = time.perf_counter()
-            try:
-                run()
-            except _errors() as error:
-                failures[name] = _failure(error)
-                continue
-            if round_index:  # The first round traces.
-                times[name].append(time.perf_counter() - start)
-    return {name: statistics.median(values) for name, values in times.items() if name not in failures}
-
-
-def measure(part, dtype, config, shapes, rounds):
-    """({contender: target tokens/s or sentences/s}, {contender: (tag, reason)}) of `part` in `dtype`.
-
-    A contender that cannot be built or run (`_errors()`) has no figure, and
-    its failure instead.
-    """
-    import tensorflow as tf
-
-    from benchmarks import benchmark_utils
-
-    steps = FLAGS.nmt_steps_per_round
-    batches = make_batches(config.vocab_size, shapes["batch"], shapes["source"], shapes["target"])
-    runs, failures = {}, {}
-    with benchmark_utils.dtype_policy(dtype):
-        options = nmt_options(dtype, shapes["batch"], steps)
-        options = dataclasses.replace(options, max_decode_length=shapes["decode"])
-        if part == "train":
-            dataset, tokens = make_dataset(batches)
-            builders = {"ours": lambda: build_ours_training(config, options, dataset, steps),
-                        "model_garden": lambda: build_model_garden_training(config, options, dataset, steps)}
-            per_item = tokens * steps
-        else:
-            source_ids = tf.constant(batches["source_ids"][0])
-            builders = {"ours": lambda: build_ours_decoding(config, options, source_ids),
-                        "model_garden": lambda: build_model_garden_decoding(config, options, source_ids, batches)}
-            per_item = shapes["batch"]
-        for name, build in builders.items():
-            try:
-                runs[name] = build()
-            except _errors() as error:
-                failures[name] = _failure(error)
-        per_call = alternate(runs, rounds, failures)
-    del runs
-    gc.collect()
-    return {name: per_item / seconds for name, seconds in per_call.items()}, failures
-
-
-_UNITS = {"train": "tgt tok/s", "decode": "sent/s"}
-_NAMES = {"ours": "ours", "model_garden": "Model Garden"}
-
-
-def main(_):
     import tf_keras
 
-    from benchmarks import benchmark_utils
-
-    quick = FLAGS.nmt_quick
-    for part in FLAGS.nmt_parts:
-        if part not in _UNITS:
-            raise app.UsageError("--nmt_parts: %r is neither train nor decode." % part)
-    shapes = dict(_QUICK_SHAPES) if quick else dict(
-        batch=FLAGS.nmt_batch_size, source=FLAGS.nmt_source_length, target=FLAGS.nmt_target_length,
-        decode=FLAGS.nmt_max_decode_length)
-    rounds = 1 if quick else FLAGS.nmt_timed_rounds
-    config = nmt_config(quick)
-    # As run_setup.prepare does for run_translation.py: dropout draws from tf.random.Generator objects.
+    config = nmt_config(s["shape"], FLAGS.nmt_quick)
+    # As run_setup.prepare does for run_translation.py: seeds, dropout from tf.random.Generator objects,
+    # and the dtype's policy for the process's lifetime (some layers create sub-layers on their first call).
+    tf_keras.utils.set_random_seed(SEED)
     tf_keras.backend.experimental.enable_tf_random_generator()
-    print("NMT throughput, ours vs Model Garden's Seq2SeqTransformer, %s, %d usable CPUs (%s)" % (
-        benchmark_utils.cpu_model(), benchmark_utils.usable_cpus(), ", ".join(benchmark_utils.cpu_flags())))
-    print("model: %s (d=%d, %d+%d layers, %d heads, FFN %d, V=%d, %s)%s" % (
-        "tiny" if quick else PRESET, config.hidden_size, config.num_encoder_layers, config.num_decoder_layers,
-        config.num_attention_heads, config.intermediate_size, config.vocab_size,
-        "pre-norm" if config.norm_first else "post-norm", " (--nmt_quick: figures mean nothing)" if quick else ""))
-    print("train: batch %d pairs x %d source / %d target tokens, %d steps per round; decode: batch %d, beam %d, "
-          "%d tokens (eos never emitted); median of %d rounds" % (
-              shapes["batch"], shapes["source"], shapes["target"], FLAGS.nmt_steps_per_round, shapes["batch"],
-              FLAGS.nmt_beam_size, shapes["decode"], rounds))
-    print("%-9s %-7s %-10s %12s %13s %9s  %s" % ("dtype", "what", "unit", "ours", "Model Garden", "ratio",
-                                                "goal (ratio >= %.2f)" % GOAL))
-    verdicts, notes = [], []
+
+    def build():
+        options = nmt_options(s, dtype, jit_compile=contender == OURS_XLA)
+        batches = make_batches(config.vocab_size, s["batch"], s["source"], s["target"])
+        if part == "train":
+            dataset = make_dataset(batches)
+            build_training = build_model_garden_training if contender == MODEL_GARDEN else build_ours_training
+            run, model = build_training(config, options, dataset, s["steps_per_round"])
+        else:
+            source_ids = tf.constant(translation_child.decode_sources(SEED, config.vocab_size, s["decode_batch"],
+                                                                      s["source"]))
+            if contender == MODEL_GARDEN:
+                run, model = build_model_garden_decoding(config, options, source_ids, batches)
+            else:
+                run, model = build_ours_decoding(config, options, source_ids)
+        return run, model.count_params()
+
+    with benchmark_utils.dtype_policy(dtype):
+        translation_child.serve(build, classify)
+    return 0
+
+
+def child_command(s, config, part, contender, dtype, torch_python=None):
+    """The command line of one contender's child process."""
+    if contender == PYTORCH:
+        sizes = dict(vocab_size=config.vocab_size, hidden_size=config.hidden_size,
+                     num_encoder_layers=config.num_encoder_layers, num_decoder_layers=config.num_decoder_layers,
+                     num_heads=config.num_attention_heads, intermediate_size=config.intermediate_size,
+                     batch_size=s["batch"], source_length=s["source"], target_length=s["target"],
+                     steps_per_round=s["steps_per_round"], decode_batch_size=s["decode_batch"],
+                     decode_length=s["decode_length"], beam_size=s["beam"], seed=SEED,
+                     length_penalty=LENGTH_PENALTY, part=part, dtype=dtype)
+        return [torch_python, os.path.join(_REPO_ROOT, "benchmarks", "torch_translation_step.py")] + [
+            "--%s=%s" % item for item in sizes.items()]
+    return [sys.executable, os.path.abspath(__file__), "--nmt_contender=" + contender,
+            "--nmt_contender_part=" + part, "--nmt_contender_dtype=" + dtype, "--nmt_shape=" + s["shape"],
+            "--nmt_steps_per_round=%d" % s["steps_per_round"]] + (
+                ["--nmt_quick"] if FLAGS.nmt_quick else []) + (["--nmt_norm_first"] if FLAGS.nmt_norm_first else [])
+
+
+def _next_message(child):
+    """(kind, fields) of the child's next protocol line, or (None, []) once its output ends."""
+    for line in child.process.stdout:
+        if line.startswith(child_protocol.TAG):
+            fields = line[len(child_protocol.TAG):].split()
+            return fields[0], fields[1:]
+    return None, []
+
+
+def _send(child, command):
+    """Sends a command; False if the child is gone."""
+    try:
+        child.send(command)
+    except OSError:  # BrokenPipeError
+        return False
+    return True
+
+
+def _failure(child, kind, fields, when):
+    """(tag, reason) of a child that answered "failed", or ended, or said something unexpected, `when`."""
+    if kind == "failed":
+        return fields[0], " ".join(fields[1:])
+    if kind is not None:
+        return "failed", "said %r %s" % (kind, when)
+    child.process.kill()
+    code = child.process.wait()
+    child.log.seek(0)
+    lines = [line.strip() for line in child.log.read().splitlines() if line.strip()]
+    if code == -9:
+        reason = "killed by signal 9 %s (the kernel's OOM killer?)" % when
+    else:
+        reason = "the process ended %s (exit code %s)" % (when, code)
+    return "failed", reason + (": " + lines[-1][:300] if lines else "")
+
+
+def take_turns(commands, warmup_rounds, timed_rounds):
+    """Runs the children {name: args} of a row in turns; a failing child drops out, the others go on.
+
+    The first (untimed) round runs in all children at once: it traces and
+    compiles, mostly on one core each. The later rounds take turns.
+
+    Returns:
+      ({name: dict(params, build_seconds, seconds [timed rounds], values, peak_kb)},
+       {name: (tag, reason)} of those that failed).
+    """
+    children = {name: child_processes.Child(name, args, _REPO_ROOT) for name, args in commands.items()}
+    results = {name: dict(seconds=[], values=[]) for name in commands}
+    failures = {}
+    try:
+        for name, child in children.items():  # They build concurrently.
+            kind, fields = _next_message(child)
+            if kind == "ready":
+                results[name].update(params=int(fields[0]), build_seconds=float(fields[1]))
+            else:
+                failures[name] = _failure(child, kind, fields, "while building")
+        for round_index in range(warmup_rounds + timed_rounds):
+            running = [name for name in children if name not in failures]
+            if round_index == 0:  # Untimed: traces and compiles, in every child at once.
+                sent = {name: _send(children[name], "run") for name in running}
+                answers = {name: _next_message(children[name]) if sent[name] else (None, []) for name in running}
+            else:  # In turns.
+                answers = {}
+                for name in running:
+                    answers[name] = _next_message(children[name]) if _send(children[name], "run") else (None, [])
+            for name, (kind, fields) in answers.items():
+                if kind != "round":
+                    failures[name] = _failure(children[name], kind, fields, "in round %d" % (round_index + 1))
+                elif round_index >= warmup_rounds:
+                    results[name]["seconds"].append(float(fields[0]))
+                    results[name]["values"].append(float(fields[1]))
+        for name, child in children.items():
+            if child.process.poll() is None:
+                kind, fields = _next_message(child) if _send(child, "quit") else (None, [])
+                if kind == "memory":
+                    results[name]["peak_kb"] = int(fields[0])
+                child.process.stdin.close()
+                child.process.wait()
+    finally:
+        for child in children.values():
+            if child.process.poll() is None:
+                child.process.kill()
+                child.process.wait()
+            child.log.close()
+    return results, failures
+
+
+def contenders(part, torch_python):
+    return CONTENDERS[part] + ((PYTORCH,) if torch_python else ())
+
+
+def measure(s, config, part, dtype, torch_python=None):
+    """Runs a row's contenders in turns: (results, failures) as take_turns."""
+    commands = {name: child_command(s, config, part, name, dtype, torch_python)
+                for name in contenders(part, torch_python)}
+    return take_turns(commands, s["warmup_rounds"], s["timed_rounds"])
+
+
+def summarize(results, failures, names, per_round):
+    """The row's figures and ratios.
+
+    Returns dict(rates {name: work per second of the median round}, best_ours
+    (name or None), ratios {peer: paired ours/peer}, best_peer (name or None)).
+    """
+    rates = {name: per_round / statistics.median(results[name]["seconds"])
+             for name in names if name not in failures}
+    ours = [name for name in OUR_CONTENDERS if name in rates]
+    peers = [name for name in PEERS if name in rates]
+    best_ours = max(ours, key=rates.get) if ours else None
+    best_peer = max(peers, key=rates.get) if peers else None
+    ratios = {}
+    if best_ours:
+        ours_seconds = results[best_ours]["seconds"]
+        ratios = {peer: statistics.median(theirs / mine for theirs, mine in zip(results[peer]["seconds"],
+                                                                                ours_seconds))
+                  for peer in peers}
+    return dict(rates=rates, best_ours=best_ours, ratios=ratios, best_peer=best_peer)
+
+
+def verdict(summary, quick):
+    """"met", "NOT met" or "not judged" of a row against GOAL."""
+    if quick:
+        return "not judged"
+    if summary["best_ours"] is None:
+        return "NOT met"
+    if summary["best_peer"] is None:
+        return "not judged"
+    return "met" if summary["ratios"][summary["best_peer"]] >= GOAL else "NOT met"
+
+
+def table_row(part, dtype, results, failures, names, all_names, summary):
+    """The printed cells of a row: figures, peak MB, ours' name and the ratios."""
+    def figure(name):
+        if name not in names:
+            return "-"
+        if name in failures:
+            return failures[name][0]
+        return "%.2f" % summary["rates"][name]
+
+    def peak(name):
+        if name not in names or "peak_kb" not in results[name]:
+            return "-"
+        return "%.0f" % (results[name]["peak_kb"] / 1024)
+
+    ratios, best_peer = summary["ratios"], summary["best_peer"]
+    row = [part, dtype, UNITS[part]] + [figure(name) for name in all_names] + [peak(name) for name in all_names]
+    row.append(summary["best_ours"] or "-")
+    row += ["%.3f" % ratios[peer] if peer in ratios else "-" for peer in all_names if peer in PEERS]
+    row.append("%.3f (%s)" % (ratios[best_peer], best_peer) if best_peer in ratios else "-")
+    return row
+
+
+def describe(shape, s, config):
+    """The lines that say what a shape's table measures."""
+    name = {"small": "freezing_nmt --scale=small's model (transformer-tiny at 1/4)",
+            "base": "transformer-base"}[shape]
+    return [
+        "model: %s: d=%d, %d+%d layers, %d heads of d_p=%d, FFN %d, V=%d, %s" % (
+            "tiny (--nmt_quick: figures mean nothing)" if FLAGS.nmt_quick else name, config.hidden_size,
+            config.num_encoder_layers, config.num_decoder_layers, config.num_attention_heads,
+            config.attention_head_size, config.intermediate_size, config.vocab_size,
+            "pre-norm" if config.norm_first else "post-norm"),
+        "train: batch %(batch)d pairs x %(source)d source / %(target)d target tokens (real lengths from half to "
+        "full), %(steps_per_round)d steps per round; decode: %(decode_batch)d sentences, beam %(beam)d, "
+        "%(decode_length)d tokens (eos never emitted)" % s,
+        "rounds: one child process per contender and row, %(warmup_rounds)d warm-up + %(timed_rounds)d timed "
+        "rounds each, the first in all at once, the others taking turns" % s,
+    ]
+
+
+def run_shape(shape, torch_python):
+    """Measures and prints one shape's table; returns its rows' verdicts."""
+    s = settings(shape)
+    config = nmt_config(shape, FLAGS.nmt_quick)
+    print()
+    print("== --nmt_shape=%s" % shape)
+    for line in describe(shape, s, config):
+        print(line)
+    batches = make_batches(config.vocab_size, s["batch"], s["source"], s["target"])
+    per_round = {"train": translation_child.target_tokens_per_batch(batches) * s["steps_per_round"],
+                 "decode": float(s["decode_batch"])}
+    all_names = [name for name in (OURS, OURS_XLA, MODEL_GARDEN, PYTORCH)
+                 if any(name in contenders(part, torch_python) for part in FLAGS.nmt_parts)]
+    rows, notes, verdicts = [], [], []
     for dtype in FLAGS.nmt_dtypes:
         for part in FLAGS.nmt_parts:
-            rates, failures = measure(part, dtype, config, shapes, rounds)
-            ours, garden = ("%.2f" % rates[name] if name in rates else failures[name][0]
-                            for name in ("ours", "model_garden"))
-            if len(rates) == 2:
-                ratio = "%.3f" % (rates["ours"] / rates["model_garden"])
-                verdict = "n/a" if quick else ("met" if float(ratio) >= GOAL else "missed")
-            else:
-                ratio, verdict = "-", "n/a" if quick or "ours" in rates else "missed"
-            verdicts.append(verdict)
-            notes += ["%s %s, %s %s: %s" % (dtype, part, _NAMES[name], failures[name][0], failures[name][1])
-                      for name in ("ours", "model_garden") if name in failures]
-            print("%-9s %-7s %-10s %12s %13s %9s  %s" % (dtype, part, _UNITS[part], ours, garden, ratio, verdict),
-                  flush=True)
+            start = time.perf_counter()
+            names = contenders(part, torch_python)
+            results, failures = measure(s, config, part, dtype, torch_python)
+            ran = [name for name in names if name not in failures]
+            print("  %s %s: %.0f s; parameters %s; build %s; mean %s of the timed rounds %s; spread %s" % (
+                dtype, part, time.perf_counter() - start,
+                ", ".join("%s %d" % (name, results[name]["params"]) for name in ran),
+                ", ".join("%s %.0f s" % (name, results[name]["build_seconds"]) for name in ran),
+                "loss" if part == "train" else "decoded length",
+                ", ".join("%s %.3f" % (name, statistics.mean(results[name]["values"])) for name in ran),
+                ", ".join("%s %.0f%%" % (name, 100 * benchmark_utils.median_and_spread(
+                    results[name]["seconds"])[1]) for name in ran)), flush=True)
+            summary = summarize(results, failures, names, per_round[part])
+            rows.append(table_row(part, dtype, results, failures, names, all_names, summary))
+            verdicts.append(((part, dtype), verdict(summary, FLAGS.nmt_quick)))
+            notes += ["%s %s, %s %s: %s" % (part, dtype, name, failures[name][0], failures[name][1])
+                      for name in names if name in failures]
+    peers = [name for name in all_names if name in PEERS]
+    header = (["part", "dtype", "unit"] + all_names + ["%s MB" % name for name in all_names] + ["ours is"]
+              + ["ours/%s" % peer for peer in peers] + ["ours/best peer"])
+    print()
+    print("%s: target tokens/s (training) or sentences/s (decoding) of the median round; peak MB = VmHWM of "
+          "each contender's own process;" % shape)
+    print("ours = the faster of ours and ours-xla in the row (\"ours is\"); ours/X = median over rounds of X's "
+          "round time / ours' (> 1: ours faster)")
+    print(benchmark_utils.format_table(header, rows))
     for note in notes:
         print(note)
-    if quick:
-        print("goal not judged with --nmt_quick")
+    missed = ["%s %s" % key for key, value in verdicts if value == "NOT met"]
+    unjudged = ["%s %s" % key for key, value in verdicts if value == "not judged"]
+    if FLAGS.nmt_quick:
+        result = "not judged with --nmt_quick"
     else:
-        judged = [verdict for verdict in verdicts if verdict != "n/a"]
-        print("goal met in %d of %d rows%s" % (
-            judged.count("met"), len(judged), "; %d not judged (Model Garden failed)" % (len(verdicts) - len(judged))
-            if len(judged) < len(verdicts) else ""))
+        result = "NOT met (%s)" % ", ".join(missed) if missed else "met"
+        if unjudged:
+            result += "; not judged: %s (no peer ran)" % ", ".join(unjudged)
+    print("goal: ours >= %.1fx the best peer in each dtype (%s): %s" % (GOAL, shape, result), flush=True)
+    return verdicts
+
+
+def main(argv):
+    del argv  # Unused.
+    if FLAGS.nmt_contender:
+        return run_child(settings(FLAGS.nmt_shape[0]), FLAGS.nmt_contender_part, FLAGS.nmt_contender,
+                         FLAGS.nmt_contender_dtype)
+
+    import tensorflow as tf
+
+    for part in FLAGS.nmt_parts:
+        if part not in UNITS:
+            raise app.UsageError("--nmt_parts: %r is neither train nor decode." % part)
+    if not set(FLAGS.nmt_dtypes) <= {"float32", "bfloat16"}:
+        raise app.UsageError("--nmt_dtypes must be among float32, bfloat16.")
+    shapes = [settings(shape) for shape in FLAGS.nmt_shape]
+    for s in shapes:
+        if s["warmup_rounds"] < 1 or s["timed_rounds"] < 1 or s["steps_per_round"] < 1:
+            raise app.UsageError("--nmt_warmup_rounds, --nmt_timed_rounds and --nmt_steps_per_round must be >= 1.")
+
+    for line in benchmark_utils.machine_lines(tf.__version__):
+        print(line)
+    print("NMT throughput: run_translation.py's step and beam search (ours, ours-xla) vs Model Garden's "
+          "Seq2SeqTransformer and Hugging Face's MarianMTModel")
+    torch_python, why_not = benchmark_utils.torch_interpreter(FLAGS.torch_python)
+    if torch_python and FLAGS.nmt_norm_first:
+        torch_python, why_not = None, "MarianMTModel is post-norm only (--nmt_norm_first)"
+    print("pytorch: " + ("Hugging Face MarianMTModel + torch.compile (training), generate (decoding), run by %s"
+                         % torch_python if torch_python else "not measured (%s)" % why_not))
+    begin = time.perf_counter()
+    for s in shapes:
+        run_shape(s["shape"], torch_python)
+    print()
+    print("total time: %.0f s" % (time.perf_counter() - begin))
+    return 0
 
 
 if __name__ == "__main__":
