@@ -73,14 +73,23 @@ from training import trainer as trainer_lib  # pylint: disable=wrong-import-posi
 _IMPORTED = time.time()
 
 FLAGS = flags.FLAGS
-options_lib.define_flags(studies.ReproduceOptions)
-FLAGS.set_default("scale", "small")
-flags.DEFINE_string("row", None, "The row to profile, as plan.md names it (default: the first trained row).")
-flags.DEFINE_integer("seed", None, "Its seed, at a scale with several (default: the first).")
-flags.DEFINE_string("code_dir", None, "Also profile the row with this checkout's code, in alternation.")
-flags.DEFINE_integer("rounds", 1, "Rounds with --code_dir: this checkout's run, then the other's.")
-flags.DEFINE_list("step_flags", [], "name=value flags added to the row's steps, e.g. jit_compile=true.")
-flags.DEFINE_string("profile_json", None, "Write the timings here too (used by --code_dir's child).")
+
+
+def define_flags():
+    """The study flags of reproduce_paper_tables.py (at --scale=small), then the profiler's own.
+
+    Defined when run as a program only: the study flags (--do_lower_case, ...) would collide with
+    those of the other benchmarks imported into the same test process.
+    """
+    options_lib.define_flags(studies.ReproduceOptions)
+    FLAGS.set_default("scale", "small")
+    flags.DEFINE_string("row", None, "The row to profile, as plan.md names it (default: the first trained row).")
+    flags.DEFINE_integer("seed", None, "Its seed, at a scale with several (default: the first).")
+    flags.DEFINE_string("code_dir", None, "Also profile the row with this checkout's code, in alternation.")
+    flags.DEFINE_integer("rounds", 1, "Rounds with --code_dir: this checkout's run, then the other's.")
+    flags.DEFINE_list("step_flags", [], "name=value flags added to the row's steps, e.g. jit_compile=true.")
+    flags.DEFINE_string("profile_json", None, "Write the timings here too (used by --code_dir's child).")
+
 
 # (module, attribute path, phase): the functions the phases run in.
 HOOKS = (
@@ -385,4 +394,5 @@ def machine_description():
 
 
 if __name__ == "__main__":
+    define_flags()
     app.run(main)

@@ -465,4 +465,4 @@ def run_from_options(options):
     layer_indexes = parse_layers(options.layers, bert_config.num_hidden_layers)
     tokenizer = tokenization.CachedFullTokenizer.from_vocab_file(options.vocab_file, options.do_lower_case)
     return run(options.input_file, options.output_file, bert_config, options.init_checkpoint, tokenizer,
-               layer_indexes, options.max_seq_length, options.batch_size, options.jit_compile("float32"))
+               layer_indexes, options.max_seq_length, options.batch_size, options.compiles_forward("float32"))

@@ -280,17 +280,21 @@ class Translator:
 
 
 def score_split(options, translator, text, num_pairs, split, step, epochs):
-    """Translates and scores one split; writes translations.<split>.txt; returns the results."""
+    """Translates and scores one split; writes translations.<split>.txt.
+
+    Returns:
+      (results, the text written): results is a dict of BLEU, chrF, loss and perplexity.
+    """
     translations, total_nll, tokens = translator.run(text, num_pairs)
     references = [target for _, target in text.python_pairs()]
     scores = metrics.corpus_scores(translations, references, options.target_language)
-    outputs.write_text(os.path.join(options.output_dir, "translations.%s.txt" % split),
-                       "".join(line + "\n" for line in translations))
+    written = "".join(line + "\n" for line in translations)
+    outputs.write_text(os.path.join(options.output_dir, "translations.%s.txt" % split), written)
     loss = total_nll / max(tokens, 1)
     return dict(bleu=scores["bleu"], chrf=scores["chrf"], bleu_signature=scores["bleu_signature"],
                 loss=loss, perplexity=math.exp(min(loss, 700.0)), num_tokens=tokens, sentences=num_pairs,
                 global_step=step, epochs=epochs,
-                language_pair="%s-%s" % (options.source_language, options.target_language))
+                language_pair="%s-%s" % (options.source_language, options.target_language)), written
 
 
 class BestCheckpoint:
@@ -319,8 +323,8 @@ class BestCheckpoint:
             return  # Evaluated before a kill: the trainer calls again for the checkpoint it resumes from.
         if self._translator is None:
             self._translator = Translator(self.built["model"], self.vocabulary, self.options)
-        results = score_split(self.options, self._translator, self.dev_text, self.dev_pairs, "dev", step,
-                              self.epochs_of(step))
+        results, translations = score_split(self.options, self._translator, self.dev_text, self.dev_pairs,
+                                            "dev", step, self.epochs_of(step))
         if self._writer is None:
             self._writer = tf.summary.create_file_writer(os.path.join(self.options.output_dir, "dev"))
         with self._writer.as_default(step=step):
@@ -336,8 +340,7 @@ class BestCheckpoint:
             run_setup.write_eval_results(self.directory, results, "best_results.txt")
             state.update(best_bleu=results["bleu"], best_step=step, best_epochs=results["epochs"],
                          evaluations_since_best=0)
-            with open(os.path.join(self.options.output_dir, "translations.dev.txt"), encoding="utf-8") as f:
-                self.best_of_this_process = (step, dict(results), f.read())
+            self.best_of_this_process = (step, dict(results), translations)
         else:
             state["evaluations_since_best"] = state.get("evaluations_since_best", 0) + 1
         logging.info("Dev BLEU %.2f at step %d (%.2f epochs); best %.2f at step %d.", results["bleu"], step,
@@ -449,8 +452,8 @@ def run(options, callbacks=(), given=None):
                 _, results[split], translations = best.best_of_this_process
                 outputs.write_text(os.path.join(options.output_dir, "translations.dev.txt"), translations)
             elif split in found:
-                results[split] = score_split(options, translator, found[split][0], found[split][1], split, step,
-                                             epochs_of(step))
+                results[split], _ = score_split(options, translator, found[split][0], found[split][1], split,
+                                                step, epochs_of(step))
             if split in found:
                 results[split].update(read_early_stopping(options.output_dir))
                 run_setup.write_eval_results(options.output_dir, results[split], "%s_results.txt" % name)

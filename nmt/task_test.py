@@ -119,7 +119,7 @@ def test_best_checkpoint_and_early_stopping(data, tmp_path, monkeypatch):
     bleus = iter([10.0, 12.0, 11.0, 11.5, 20.0])
 
     def fake_score(options, translator, text, num_pairs, split, step, epochs):
-        return dict(bleu=next(bleus), epochs=epochs, global_step=step)
+        return dict(bleu=next(bleus), epochs=epochs, global_step=step), "a translation\n"
 
     monkeypatch.setattr(translation, "score_split", fake_score)
     out = tmp_path / "early"

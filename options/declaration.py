@@ -60,6 +60,17 @@ def option(default=REQUIRED, help="", *, choices=None, minimum=None, new=False, 
 class Options:
     """Base of the options classes: the checks every declared option gets."""
 
+    def __init_subclass__(cls, **kwargs):
+        """Refuses an option named as a method of the class or a base: the field would hide it."""
+        super().__init_subclass__(**kwargs)
+        methods = {name: klass for klass in reversed(cls.__mro__) for name, value in vars(klass).items()
+                   if callable(value) or isinstance(value, (property, staticmethod, classmethod))}
+        for klass in cls.__mro__:
+            for name in vars(klass).get("__annotations__", {}):
+                if name in methods:
+                    raise TypeError("Option %s.%s has the name of the method %s.%s, which it would hide."
+                                    % (klass.__name__, name, methods[name].__name__, name))
+
     def validate(self):
         """Checks `choices`, `minimum` and `path` of every field.
 

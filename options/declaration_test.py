@@ -75,6 +75,24 @@ def test_a_field_without_option_is_refused():
         define_flags(Bad, flags.FlagValues())
 
 
+def test_an_option_named_as_a_method_of_another_base_is_refused():
+    """Mixing options classes must not let one's field hide another's method (it would become a value)."""
+
+    @dataclasses.dataclass(kw_only=True)
+    class WithMethod(Options):
+        def compiled(self):
+            return True
+
+    @dataclasses.dataclass(kw_only=True)
+    class WithField(Options):
+        compiled: bool = option(False, "A switch.")
+
+    with pytest.raises(TypeError, match=r"Option WithField.compiled has the name of the method WithMethod.compiled"):
+        @dataclasses.dataclass(kw_only=True)
+        class Both(WithField, WithMethod):  # pylint: disable=unused-variable
+            pass
+
+
 # The original scripts' flags and defaults (google-research/bert), which our
 # entry points must keep; required flags have None.
 ORIGINAL_DEFAULTS = {

@@ -152,7 +152,7 @@ class ClassifierRun:
 
             self._logits_key = (model, batch_size)
             self._logits = inference.BatchForward(
-                logits, batch_size, self.options.max_seq_length, self.options.jit_compile(self.options.dtype))
+                logits, batch_size, self.options.max_seq_length, self.options.compiles_forward(self.options.dtype))
         return self._logits
 
     def _predict(self, model, examples, name, batch_size):

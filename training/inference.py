@@ -50,7 +50,7 @@ class InferenceOptions(Options):
         "true; false.",
         choices=XLA_SETTINGS, new=True)
 
-    def jit_compile(self, dtype):
+    def compiles_forward(self, dtype):
         """Whether the forward pass at compute dtype `dtype` is compiled with XLA."""
         return uses_xla(self.inference_xla, dtype)
 

@@ -35,7 +35,7 @@ def test_option_parses_and_rejects_other_values():
     flag_values = flags.FlagValues()
     define_flags(inference.InferenceOptions, flag_values)
     flag_values(["prog", "--inference_xla=false"])
-    assert from_flags(inference.InferenceOptions, flag_values).jit_compile("float32") is False
+    assert from_flags(inference.InferenceOptions, flag_values).compiles_forward("float32") is False
     flag_values.unparse_flags()
     flag_values(["prog"])
     assert from_flags(inference.InferenceOptions, flag_values).inference_xla == "auto"

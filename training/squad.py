@@ -170,7 +170,7 @@ class SquadRun:
                     tf.cast(outputs["end_logits"], tf.float32))
 
         logits = inference.BatchForward(logits, options.predict_batch_size, options.max_seq_length,
-                                        options.jit_compile(options.dtype))
+                                        options.compiles_forward(options.dtype))
         results = []
         for batch in squad_data.features_to_dataset(features, options.predict_batch_size):
             start, end = logits(batch["input_ids"], batch["input_mask"], batch["segment_ids"])
