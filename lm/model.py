@@ -62,7 +62,8 @@ class TransformerLm(tf_keras.Model):
       logits: float32 Tensor [batch_size, seq_length, vocab_size]; position t
         predicts token t+1.
       sequence_output: Tensor [batch_size, seq_length, hidden_size], after the
-        final LayerNorm.
+        final LayerNorm; `output_logits(sequence_output)` gives the logits, at
+        any positions.
     """
 
     def __init__(self, config, name="lm", **kwargs):
@@ -114,6 +115,11 @@ class TransformerLm(tf_keras.Model):
         for block in self.decoder_layers:
             x = block([x, mask], training=training)
         x = self.final_layer_norm(x)
+        # A loss that reads only sequence_output leaves the full logits out of its graph (pruned).
+        return dict(logits=self.output_logits(x), sequence_output=x)
+
+    def output_logits(self, x):
+        """float32 [..., vocab_size] from final outputs [..., d] (the output layer, tied or not)."""
         # One 2-D product over all positions: a [batch, T, d] x [d, V] product broadcasts the
         # table over the batch, and its gradient materialised [batch, V, d] (262 MB at batch 8)
         # before summing it.
@@ -123,9 +129,10 @@ class TransformerLm(tf_keras.Model):
             logits = tf.matmul(flat, tf.cast(self.word_embeddings.embeddings, self.compute_dtype), transpose_b=True)
         else:
             logits = tf.matmul(flat, tf.cast(kernel, self.compute_dtype))
-        logits = tf.reshape(logits + self.output_bias, tf.concat([tf.shape(x)[:-1], [self.config.vocab_size]], 0))
+        logits = tf.reshape(logits + tf.cast(self.output_bias, self.compute_dtype),
+                            tf.concat([tf.shape(x)[:-1], [self.config.vocab_size]], 0))
         # The loss is computed in float32, as Model Garden's heads do under mixed precision.
-        return dict(logits=tf.cast(logits, tf.float32), sequence_output=x)
+        return tf.cast(logits, tf.float32)
 
     def checkpoint_variables(self):
         """{checkpoint name: OriginalVariable}, in model order (see the module docstring)."""

@@ -127,16 +127,27 @@ def sources(options):
     return found
 
 
-def summed_nll(outputs, batch):
-    """(summed negative log-likelihood of the real target tokens, their number) of a batch."""
+def summed_nll(outputs, batch, output_logits=None):
+    """(summed negative log-likelihood of the real target tokens, their number) of a batch.
+
+    With the model's `output_logits`, the logits are made at the real target
+    positions only (from outputs["sequence_output"]); else outputs["logits"]
+    are read at every position and the padding weighted 0.
+    """
     weights = tf.cast(batch["input_mask"], tf.float32)
-    nll, _ = cross_entropy.cross_entropy_terms(outputs["logits"], batch["target_ids"])
-    return tf.reduce_sum(nll * weights), tf.reduce_sum(weights)
+    if output_logits is None:
+        nll, _ = cross_entropy.cross_entropy_terms(outputs["logits"], batch["target_ids"])
+        nll = nll * weights
+    else:
+        logits, labels = cross_entropy.at_real_positions(
+            output_logits, outputs["sequence_output"], batch["target_ids"], batch["input_mask"])
+        nll, _ = cross_entropy.cross_entropy_terms(logits, labels)
+    return tf.reduce_sum(nll), tf.reduce_sum(weights)
 
 
-def lm_losses(outputs, batch):
-    """{"loss": mean NLL per real target token, "target_tokens": their number} of a batch."""
-    total, tokens = summed_nll(outputs, batch)
+def lm_losses(outputs, batch, output_logits=None):
+    """{"loss": mean NLL per real target token, "target_tokens": their number} of a batch (see summed_nll)."""
+    total, tokens = summed_nll(outputs, batch, output_logits)
     return dict(loss=total / tf.maximum(tokens, 1.0), target_tokens=tokens)
 
 
@@ -154,12 +165,18 @@ def training_data(options, found):
 
 
 def lm_task(options, config, vocabulary, train_source, record=None):
+    built = {}
+
+    def build():
+        built["model"] = transformer_lm.build_lm(transformer_lm.TransformerLm(config))
+        return built["model"]
+
     return trainer_lib.Task(
-        build_model=lambda: transformer_lm.build_lm(transformer_lm.TransformerLm(config)),
+        build_model=build,
         make_dataset=lambda batch_size, context: lm_dataset.training_dataset(
             train_source, vocabulary, options.max_seq_length, batch_size, options.random_seed, context),
         model_inputs=_model_inputs,
-        compute_losses=lm_losses,
+        compute_losses=lambda outputs, batch: lm_losses(outputs, batch, built["model"].output_logits),
         loss_names=("loss", "target_tokens"),
         records=dict({CONFIG_FILE: config.to_json_string()}, **run_record.records(record)),
         tokens_name="target_tokens",
@@ -171,7 +188,7 @@ def score(model, batches):
 
     @tf.function(reduce_retracing=True)
     def step(batch):
-        total, tokens = summed_nll(model(_model_inputs(batch), training=False), batch)
+        total, tokens = summed_nll(model(_model_inputs(batch), training=False), batch, model.output_logits)
         return total, tokens, tf.reduce_sum(batch["num_chars"])
 
     total_nll, tokens, chars = 0.0, 0, 0

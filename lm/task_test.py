@@ -84,7 +84,11 @@ class _UniformModel:
 
     def __call__(self, inputs, training=False):
         shape = tf.shape(inputs["input_ids"])
-        return dict(logits=tf.zeros([shape[0], shape[1], self.vocab_size]))
+        return dict(logits=tf.zeros([shape[0], shape[1], self.vocab_size]),
+                    sequence_output=tf.zeros([shape[0], shape[1], 1]))
+
+    def output_logits(self, x):
+        return tf.zeros([tf.shape(x)[0], self.vocab_size])
 
 
 def test_scoring_a_uniform_model_gives_vocab_size_perplexity(text):
@@ -97,10 +101,15 @@ def test_scoring_a_uniform_model_gives_vocab_size_perplexity(text):
     assert nll / math.log(2) / chars == pytest.approx(tokens * math.log2(48) / chars, rel=1e-6)
 
 
-def test_losses_on_a_hand_computed_batch():
+@pytest.mark.parametrize("at_real_positions", [False, True])
+def test_losses_on_a_hand_computed_batch(at_real_positions):
+    """From logits at every position, or from an output layer (here the identity) at the real ones."""
     logits = tf.math.log(tf.constant([[[0.5, 0.25, 0.25], [0.1, 0.8, 0.1], [1 / 3, 1 / 3, 1 / 3]]]))
     batch = dict(target_ids=tf.constant([[0, 1, 2]]), input_mask=tf.constant([[1, 1, 0]]))
-    losses = task.lm_losses(dict(logits=logits), batch)
+    if at_real_positions:
+        losses = task.lm_losses(dict(sequence_output=logits), batch, output_logits=lambda x: x)
+    else:
+        losses = task.lm_losses(dict(logits=logits), batch)
     assert float(losses["loss"]) == pytest.approx((-math.log(0.5) - math.log(0.8)) / 2, rel=1e-6)
     assert float(losses["target_tokens"]) == 2
 

@@ -12,7 +12,12 @@ gradients over the logits, the largest tensors of a small model's step
 runs). `cross_entropy_terms` makes one log-softmax forward and one gradient
 pass with the target's term subtracted sparsely; the values are those of the
 two-op form up to rounding (tested).
-Measurements: docs/performance.md#fused-cross-entropy.
+`at_real_positions` feeds a loss the output layer's logits at the real
+(non-padding) positions only: the vocabulary product and the loss over
+[positions, vocab] are the largest part of a small model's step, and half of
+the language model's positions (a third of translation's targets) are padding.
+
+Measurements: docs/performance.md#why-the-losses.
 """
 
 import tensorflow as tf
@@ -54,3 +59,16 @@ def smoothed_cross_entropy(logits, labels, label_smoothing=0.0):
     if not label_smoothing:
         return nll, nll
     return (1.0 - label_smoothing) * nll + label_smoothing * uniform, nll
+
+
+def at_real_positions(output_logits, sequence_output, labels, mask):
+    """(logits float32 [n, vocab], labels [n]) at the n positions where `mask` is non-zero, in row-major order.
+
+    Args:
+      output_logits: the model's output layer, [n, d] -> [n, vocab].
+      sequence_output: [batch, T, d], the output layer's input.
+      labels: int [batch, T].
+      mask: [batch, T], non-zero at the real positions.
+    """
+    indices = tf.where(tf.not_equal(mask, 0))
+    return output_logits(tf.gather_nd(sequence_output, indices)), tf.gather_nd(labels, indices)

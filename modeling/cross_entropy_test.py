@@ -67,3 +67,11 @@ def test_works_under_xla_and_without_a_static_batch():
     x = np.arange(21, dtype=np.float32).reshape(3, 7) / 5
     y = np.array([0, 3, 6], np.int32)
     np.testing.assert_allclose(fn(x, y).numpy(), _numpy_terms(x.astype(np.float64), y)[0], rtol=1e-5)
+
+
+def test_at_real_positions_gathers_rows_and_labels_in_row_major_order():
+    sequence = tf.constant(np.arange(2 * 3 * 2, dtype=np.float32).reshape(2, 3, 2))
+    labels = tf.constant([[5, 6, 0], [7, 0, 0]])
+    logits, gathered = cross_entropy.at_real_positions(lambda x: x * 10, sequence, labels, labels)
+    np.testing.assert_array_equal(logits.numpy(), [[0, 10], [20, 30], [60, 70]])
+    np.testing.assert_array_equal(gathered.numpy(), [5, 6, 7])

@@ -67,8 +67,9 @@ class TransformerNmt(tf_keras.Model):
     Call with a dict:
       source_ids:       int [batch, S], sub-word ids + eos, 0 = padding.
       target_input_ids: int [batch, T], bos + sub-word ids (teacher forcing).
-    Returns {"logits": float32 [batch, T, vocab_size]}: position t predicts
-    target token t (the sentence's ids + eos).
+    Returns {"logits": float32 [batch, T, vocab_size], "sequence_output":
+    [batch, T, d]}: position t predicts target token t (the sentence's ids +
+    eos); `output_logits(sequence_output)` gives the logits, at any positions.
 
     `translate(source_ids, ...)` decodes with beam search (see there).
     """
@@ -132,7 +133,7 @@ class TransformerNmt(tf_keras.Model):
             x = self.encoder_norm(x)
         return x, source_mask
 
-    def _logits(self, x):
+    def output_logits(self, x):
         """float32 [..., vocab_size] from decoder outputs [..., d] (the tied output layer)."""
         kernel = tf.cast(self.word_embeddings.embeddings, self.compute_dtype)
         x = tf.cast(x, self.compute_dtype)
@@ -145,7 +146,7 @@ class TransformerNmt(tf_keras.Model):
         return tf.cast(logits, tf.float32)
 
     def decode(self, target_input_ids, memory, source_mask, training=None):
-        """Teacher-forced decoder: logits float32 [batch, T, vocab_size]."""
+        """Teacher-forced decoder: its output [batch, T, d], before the output layer."""
         batch, length = tf.shape(target_input_ids)[0], tf.shape(target_input_ids)[1]
         x = self._embed(target_input_ids, self.positions(None, length=length))
         x = self.decoder_dropout(x, training=training)
@@ -155,11 +156,13 @@ class TransformerNmt(tf_keras.Model):
             x, _ = block([x, memory, cross_mask, self_mask], training=training)
         if self.config.norm_first:
             x = self.decoder_norm(x)
-        return self._logits(x)
+        return x
 
     def call(self, inputs, training=None):
         memory, source_mask = self.encode(inputs["source_ids"], training=training)
-        return dict(logits=self.decode(inputs["target_input_ids"], memory, source_mask, training=training))
+        x = self.decode(inputs["target_input_ids"], memory, source_mask, training=training)
+        # A loss that reads only sequence_output leaves the full logits out of its graph (pruned).
+        return dict(logits=self.output_logits(x), sequence_output=x)
 
     def initial_cache(self, memory, source_mask):
         """The decode state: the encoder output and, per layer, empty [batch, 0, h, d_p] keys and values."""
@@ -189,7 +192,7 @@ class TransformerNmt(tf_keras.Model):
                                              cache=cache["layer_%d" % i], training=False)
         if self.config.norm_first:
             x = self.decoder_norm(x)
-        return self._logits(x[:, 0]), cache
+        return self.output_logits(x[:, 0]), cache
 
     def translate(self, source_ids, bos_id, eos_id, beam_size=4, alpha=0.6, max_decode_length=256):
         """Beam search (Model Garden's `sequence_beam_search`) over the incremental decoder.

@@ -185,21 +185,29 @@ def corpora(options):
     return found
 
 
-def translation_losses(outputs_, batch, label_smoothing=0.0):
+def translation_losses(outputs_, batch, label_smoothing=0.0, output_logits=None):
     """{"loss": label-smoothed cross-entropy per target token, "nll": without smoothing, "target_tokens"}.
 
     Smoothing spreads `label_smoothing` of each target's probability mass
     uniformly over the vocabulary: loss = (1 - e) * NLL + e * mean_v(-log p_v)
     (modeling/cross_entropy.py, one softmax for both terms). Padding (target
-    id 0) is left out.
+    id 0) is left out: with the model's `output_logits`, the logits are made at
+    the real target positions only (from outputs_["sequence_output"]), else
+    outputs_["logits"] are read at every position and the padding weighted 0.
     """
-    logits, targets = outputs_["logits"], batch["target_ids"]
+    targets = batch["target_ids"]
     weights = tf.cast(tf.not_equal(targets, 0), tf.float32)
     tokens = tf.reduce_sum(weights)
-    per_token, nll = cross_entropy.smoothed_cross_entropy(logits, targets, label_smoothing)
+    if output_logits is None:
+        per_token, nll = cross_entropy.smoothed_cross_entropy(outputs_["logits"], targets, label_smoothing)
+        per_token, nll = per_token * weights, nll * weights
+    else:
+        logits, labels = cross_entropy.at_real_positions(output_logits, outputs_["sequence_output"], targets,
+                                                         targets)
+        per_token, nll = cross_entropy.smoothed_cross_entropy(logits, labels, label_smoothing)
     denominator = tf.maximum(tokens, 1.0)
-    return dict(loss=tf.reduce_sum(per_token * weights) / denominator,
-                nll=tf.reduce_sum(nll * weights) / denominator, target_tokens=tokens)
+    return dict(loss=tf.reduce_sum(per_token) / denominator, nll=tf.reduce_sum(nll) / denominator,
+                target_tokens=tokens)
 
 
 def model_inputs(batch):
@@ -222,7 +230,8 @@ def translation_task(options, config, vocabulary, train_text, built, record=None
         make_dataset=lambda batch_size, context: nmt_dataset.training_dataset(
             train_text, vocabulary, options.max_seq_length, batch_size, options.random_seed, context),
         model_inputs=model_inputs,
-        compute_losses=lambda outputs_, batch: translation_losses(outputs_, batch, options.label_smoothing),
+        compute_losses=lambda outputs_, batch: translation_losses(outputs_, batch, options.label_smoothing,
+                                                                  built["model"].output_logits),
         loss_names=("loss", "nll", "target_tokens"),
         records=dict({CONFIG_FILE: config.to_json_string()}, **run_record.records(record)),
         tokens_name="target_tokens",
@@ -244,8 +253,8 @@ class Translator:
 
         @tf.function(input_signature=[spec, spec, spec])
         def score(source_ids, target_input_ids, target_ids):
-            logits = model(dict(source_ids=source_ids, target_input_ids=target_input_ids), training=False)
-            losses = translation_losses(logits, dict(target_ids=target_ids))
+            outputs_ = model(dict(source_ids=source_ids, target_input_ids=target_input_ids), training=False)
+            losses = translation_losses(outputs_, dict(target_ids=target_ids), output_logits=model.output_logits)
             return losses["nll"] * losses["target_tokens"], losses["target_tokens"]
 
         self._translate, self._score = translate, score

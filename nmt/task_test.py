@@ -67,15 +67,24 @@ def _read_results(path):
         return dict(line.rstrip("\n").split(" = ", 1) for line in f)
 
 
-def test_label_smoothed_loss_on_a_hand_computed_batch():
+@pytest.mark.parametrize("at_real_positions", [False, True])
+def test_label_smoothed_loss_on_a_hand_computed_batch(at_real_positions):
+    """From logits at every position, or from an output layer (here the identity) at the real ones."""
     probabilities = [[[0.5, 0.25, 0.25], [0.1, 0.8, 0.1], [1 / 3, 1 / 3, 1 / 3]]]
     logits = tf.math.log(tf.constant(probabilities))
     batch = dict(target_ids=tf.constant([[1, 2, 0]]))  # the last position is padding
-    plain = translation.translation_losses(dict(logits=logits), batch)
+    outputs_, output_logits = dict(logits=logits), None
+    if at_real_positions:
+        outputs_, output_logits = dict(sequence_output=logits), lambda x: x
+
+    def losses(**kwargs):
+        return translation.translation_losses(outputs_, batch, output_logits=output_logits, **kwargs)
+
+    plain = losses()
     nll = (-math.log(0.25) - math.log(0.1)) / 2
     assert float(plain["loss"]) == pytest.approx(nll, rel=1e-6) and float(plain["nll"]) == pytest.approx(nll)
     assert float(plain["target_tokens"]) == 2
-    smoothed = translation.translation_losses(dict(logits=logits), batch, label_smoothing=0.1)
+    smoothed = losses(label_smoothing=0.1)
     uniform = [-np.mean(np.log(p)) for p in probabilities[0][:2]]
     expected = ((0.9 * -math.log(0.25) + 0.1 * uniform[0]) + (0.9 * -math.log(0.1) + 0.1 * uniform[1])) / 2
     assert float(smoothed["loss"]) == pytest.approx(expected, rel=1e-6)
