@@ -9,8 +9,6 @@ import re
 import sys
 
 import numpy as np
-import pytest
-from absl import flags
 from absl import logging
 from absl.testing import flagsaver
 
@@ -25,16 +23,7 @@ from benchmarks import nmt_benchmark
 from benchmarks import pretraining_step_benchmark
 from benchmarks import tokenization_benchmark
 
-FLAGS = flags.FLAGS
-
 _NUMBER = r"([0-9]+(?:\.[0-9]+)?)"
-
-
-@pytest.fixture(autouse=True)
-def _parsed_flags():
-    # Under pytest nobody parses argv; use the defaults (overridden below).
-    if not FLAGS.is_parsed():
-        FLAGS.mark_as_parsed()
 
 
 def test_tokenization_benchmark_prints_positive_figures_and_parity(capsys):

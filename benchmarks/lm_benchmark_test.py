@@ -23,13 +23,6 @@ _NUMBER = r"([0-9]+(?:\.[0-9]+)?)"
 _TORCH_PYTHON = os.environ.get("TORCH_PYTHON")
 
 
-@pytest.fixture(autouse=True)
-def _parsed_flags():
-    # Under pytest nobody parses argv; use the defaults (overridden below).
-    if not FLAGS.is_parsed():
-        FLAGS.mark_as_parsed()
-
-
 def _table_rows(out, names):
     """{(dtype, h): {column: text}} of the printed table's rows."""
     header = ["dtype", "h", "GFLOP/step"]

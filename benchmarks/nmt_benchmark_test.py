@@ -9,23 +9,13 @@ import re
 import sys
 
 import pytest
-from absl import flags
 from absl.testing import flagsaver
 
 from benchmarks import benchmark_utils
 from benchmarks import nmt_benchmark
 from benchmarks import translation_child
 
-FLAGS = flags.FLAGS
-
 _NUMBER = r"([0-9]+(?:\.[0-9]+)?)"
-
-
-@pytest.fixture(autouse=True)
-def _parsed_flags():
-    # Under pytest nobody parses argv; use the defaults (overridden below).
-    if not FLAGS.is_parsed():
-        FLAGS.mark_as_parsed()
 
 
 def _table(out, columns):

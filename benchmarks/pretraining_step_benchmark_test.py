@@ -11,24 +11,14 @@ import os
 import re
 
 import pytest
-from absl import flags
 from absl.testing import flagsaver
 
 from benchmarks import pretraining_step_benchmark
-
-FLAGS = flags.FLAGS
 
 _NUMBER = r"([0-9]+(?:\.[0-9]+)?)"
 _TORCH_PYTHON = os.environ.get("TORCH_PYTHON")
 _SHAPE_KEYS = ("num_layers", "hidden_size", "num_heads", "intermediate_size", "vocab_size", "seq_length",
                "max_predictions_per_seq", "train_batch_size", "steps_per_round")
-
-
-@pytest.fixture(autouse=True)
-def _parsed_flags():
-    # Under pytest nobody parses argv; use the defaults (overridden below).
-    if not FLAGS.is_parsed():
-        FLAGS.mark_as_parsed()
 
 
 def _shape(settings):

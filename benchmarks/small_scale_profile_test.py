@@ -3,16 +3,9 @@
 import itertools
 
 import pytest
-from absl import flags
 
 from benchmarks import small_scale_profile as profile
 from reproduction.plan import Step
-
-
-@pytest.fixture(autouse=True)
-def _parsed_flags():
-    if not flags.FLAGS.is_parsed():
-        flags.FLAGS.mark_as_parsed()
 
 
 def test_a_timed_call_inside_another_counts_for_its_own_phase_only(monkeypatch):

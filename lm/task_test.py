@@ -10,7 +10,9 @@ import pytest
 import tensorflow as tf
 
 from lm import dataset as lm_dataset
+from lm import model as transformer_lm
 from lm import task
+from lm.config import LmConfig
 from lm.parameter_groups import PARAMETER_GROUPS
 from tokenization import sentencepiece_vocabulary as vocabulary_lib
 from training.testing import xla_comparison
@@ -112,6 +114,32 @@ def test_losses_on_a_hand_computed_batch(at_real_positions):
         losses = task.lm_losses(dict(logits=logits), batch)
     assert float(losses["loss"]) == pytest.approx((-math.log(0.5) - math.log(0.8)) / 2, rel=1e-6)
     assert float(losses["target_tokens"]) == 2
+
+
+def test_loss_at_real_positions_equals_the_loss_over_every_position_with_its_gradients():
+    """Making the logits at the real positions only moves the loss and every gradient by rounding alone."""
+    config = LmConfig(vocab_size=50, hidden_size=16, num_hidden_layers=1, num_attention_heads=2, head_size=8,
+                      intermediate_size=32, max_position_embeddings=8, hidden_dropout_prob=0.0,
+                      attention_probs_dropout_prob=0.0)
+    model = transformer_lm.build_lm(transformer_lm.TransformerLm(config))
+    rng = np.random.default_rng(3)
+    lengths = np.array([8, 5, 1, 3])
+    mask = (np.arange(8)[None, :] < lengths[:, None]).astype(np.int32)
+    batch = dict(input_ids=tf.constant(rng.integers(1, 50, (4, 8)) * mask, tf.int32),
+                 target_ids=tf.constant(rng.integers(1, 50, (4, 8)) * mask, tf.int32), input_mask=tf.constant(mask))
+    results = []
+    for output_logits in (None, model.output_logits):
+        with tf.GradientTape() as tape:
+            losses = task.lm_losses(model(dict(input_ids=batch["input_ids"], input_mask=batch["input_mask"]),
+                                          training=True), batch, output_logits)
+        results.append((losses, tape.gradient(losses["loss"], model.trainable_variables)))
+    (every, every_gradients), (real, real_gradients) = results
+    assert float(real["target_tokens"]) == float(every["target_tokens"]) == 17
+    np.testing.assert_allclose(float(real["loss"]), float(every["loss"]), rtol=1e-6)
+    assert len(real_gradients) == len(model.trainable_variables) > 5
+    for variable, a, b in zip(model.trainable_variables, every_gradients, real_gradients):
+        np.testing.assert_allclose(tf.convert_to_tensor(b).numpy(), tf.convert_to_tensor(a).numpy(), rtol=1e-5,
+                                   atol=1e-8, err_msg=variable.name)
 
 
 @pytest.mark.parametrize("preset", PRESETS)
@@ -277,12 +305,10 @@ def test_a_resume_that_changes_the_run_is_refused_before_anything_is_built(text,
 def test_xla_compiled_steps_train_as_the_plain_steps(text, tmp_path, freeze):
     """--jit_compile: the weights of the plain steps up to rounding (no dropout: XLA draws its float
     uniforms differently), frozen groups bit for bit."""
-    config = dict(json.loads((text / "lm.json").read_text()), hidden_dropout_prob=0.0,
-                  attention_probs_dropout_prob=0.0)
-    (tmp_path / "lm.json").write_text(json.dumps(config))
+    config_file = xla_comparison.config_without_dropout(text / "lm.json", tmp_path)
     for jit_compile in (False, True):
         task.run(_options(text, tmp_path / str(jit_compile), freeze=freeze, jit_compile=jit_compile, do_eval=False,
-                          lm_config_file=str(tmp_path / "lm.json")))
+                          lm_config_file=config_file))
     names = xla_comparison.variable_names(tmp_path / "True", 4)
     frozen = {n for n in names if freeze and PARAMETER_GROUPS.group_of(n)[0] == freeze}
     assert len(frozen) > 5 or not freeze

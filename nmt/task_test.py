@@ -91,6 +91,34 @@ def test_label_smoothed_loss_on_a_hand_computed_batch(at_real_positions):
     assert float(smoothed["nll"]) == pytest.approx(nll, rel=1e-6)
 
 
+def test_loss_at_real_positions_equals_the_loss_over_every_position_with_its_gradients():
+    """Making the logits at the real target positions only moves the loss and every gradient by rounding alone."""
+    config = NmtConfig(vocab_size=60, hidden_size=16, num_encoder_layers=1, num_decoder_layers=1,
+                       num_attention_heads=2, intermediate_size=32, hidden_dropout_prob=0.0,
+                       attention_probs_dropout_prob=0.0)
+    model = build_nmt(TransformerNmt(config))
+    rng = np.random.default_rng(5)
+    lengths = np.array([6, 2, 4])
+    mask = (np.arange(6)[None, :] < lengths[:, None]).astype(np.int32)
+    target_ids = tf.constant(rng.integers(1, 60, (3, 6)) * mask, tf.int32)
+    inputs = dict(source_ids=tf.constant(rng.integers(1, 60, (3, 5)), tf.int32),
+                  target_input_ids=tf.constant(rng.integers(1, 60, (3, 6)) * mask, tf.int32))
+    results = []
+    for output_logits in (None, model.output_logits):
+        with tf.GradientTape() as tape:
+            losses = translation.translation_losses(model(inputs, training=True), dict(target_ids=target_ids), 0.1,
+                                                    output_logits)
+        results.append((losses, tape.gradient(losses["loss"], model.trainable_variables)))
+    (every, every_gradients), (real, real_gradients) = results
+    assert float(real["target_tokens"]) == float(every["target_tokens"]) == 12
+    for key in ("loss", "nll"):
+        np.testing.assert_allclose(float(real[key]), float(every[key]), rtol=1e-6)
+    assert len(real_gradients) == len(model.trainable_variables) > 5
+    for variable, a, b in zip(model.trainable_variables, every_gradients, real_gradients):
+        np.testing.assert_allclose(tf.convert_to_tensor(b).numpy(), tf.convert_to_tensor(a).numpy(), rtol=1e-5,
+                                   atol=1e-8, err_msg=variable.name)
+
+
 def test_training_raises_bleu_and_writes_results_and_translations(data, tmp_path):
     out = tmp_path / "run"
     results = translation.run(_options(data, out, num_train_steps=400, save_checkpoints_steps=200,
@@ -347,12 +375,10 @@ def test_a_kill_in_any_window_then_a_rerun_gives_the_uninterrupted_outputs(data,
 @pytest.mark.parametrize("freeze", ["", "ffn"])
 def test_xla_compiled_steps_train_as_the_plain_steps(data, tmp_path, freeze):
     """--jit_compile: the weights of the plain steps up to rounding, frozen groups bit for bit."""
-    config = dict(json.loads((data / "model.json").read_text()), hidden_dropout_prob=0.0,
-                  attention_probs_dropout_prob=0.0)
-    (tmp_path / "model.json").write_text(json.dumps(config))
+    config_file = xla_comparison.config_without_dropout(data / "model.json", tmp_path)
     for jit_compile in (False, True):
         translation.run(_options(data, tmp_path / str(jit_compile), freeze=freeze, jit_compile=jit_compile,
-                                 model_config_file=str(tmp_path / "model.json")))
+                                 model_config_file=config_file))
     names = xla_comparison.variable_names(tmp_path / "True", 4)
     frozen = PARAMETER_GROUPS.select(names, PARAMETER_GROUPS.parse_selectors(freeze)) if freeze else ()
     assert len(frozen) > 10 or not freeze

@@ -236,12 +236,10 @@ def test_xla_compiled_steps_fine_tune_as_the_plain_steps(glue, tmp_path, monkeyp
     """--jit_compile with attention frozen: the plain steps' weights up to rounding (no dropout: XLA draws
     its float uniforms differently), the frozen group bit for bit."""
     monkeypatch.setattr(classifier_model, "CLASSIFIER_DROPOUT", 0.0)
-    config = dict(json.loads((glue / "bert_config.json").read_text()), hidden_dropout_prob=0.0,
-                  attention_probs_dropout_prob=0.0)
-    (tmp_path / "bert_config.json").write_text(json.dumps(config))
+    config_file = xla_comparison.config_without_dropout(glue / "bert_config.json", tmp_path)
     for jit_compile in (False, True):
         classification.run(_options(glue, tmp_path / str(jit_compile), jit_compile=jit_compile, freeze="attention",
-                                    bert_config_file=str(tmp_path / "bert_config.json"), num_train_epochs=0.34,
+                                    bert_config_file=config_file, num_train_epochs=0.34,
                                     save_checkpoints_steps=2, iterations_per_loop=2, do_eval=False,
                                     do_predict=False))
     names = xla_comparison.variable_names(tmp_path / "True", 4)

@@ -260,12 +260,10 @@ def test_a_resume_with_another_batch_size_or_data_is_refused_in_one_line(data_di
 def test_xla_compiled_steps_train_as_the_plain_steps(data_dir, tmp_path, freeze):
     """--jit_compile: the weights of the plain steps up to rounding (no dropout: XLA draws its float
     uniforms differently), frozen groups bit for bit."""
-    config = dict(json.loads((data_dir / "bert_config.json").read_text()), hidden_dropout_prob=0.0,
-                  attention_probs_dropout_prob=0.0)
-    (tmp_path / "bert_config.json").write_text(json.dumps(config))
+    config_file = xla_comparison.config_without_dropout(data_dir / "bert_config.json", tmp_path)
     for jit_compile in (False, True):
         pretraining.run(_options(data_dir, tmp_path / str(jit_compile), freeze=freeze, jit_compile=jit_compile,
-                                 bert_config_file=str(tmp_path / "bert_config.json"), num_train_steps=4,
+                                 bert_config_file=config_file, num_train_steps=4,
                                  save_checkpoints_steps=2, iterations_per_loop=2, do_eval=False))
     names = xla_comparison.variable_names(tmp_path / "True", 4)
     frozen = {n for n in names if freeze and BERT_PARAMETER_GROUPS.group_of(n)[0] == freeze}

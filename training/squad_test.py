@@ -141,12 +141,10 @@ def test_inputs_checked_before_training(files, tmp_path):
 def test_xla_compiled_steps_fine_tune_as_the_plain_steps(files, tmp_path):
     """--jit_compile with the FFN frozen: the plain steps' weights up to rounding (no dropout: XLA draws
     its float uniforms differently), the frozen group bit for bit."""
-    config = dict(json.loads((files / "bert_config.json").read_text()), hidden_dropout_prob=0.0,
-                  attention_probs_dropout_prob=0.0)
-    (tmp_path / "bert_config.json").write_text(json.dumps(config))
+    config_file = xla_comparison.config_without_dropout(files / "bert_config.json", tmp_path)
     for jit_compile in (False, True):
         squad.run(_options(files, tmp_path / str(jit_compile), jit_compile=jit_compile, freeze="ffn",
-                           bert_config_file=str(tmp_path / "bert_config.json"), num_train_epochs=0.3,
+                           bert_config_file=config_file, num_train_epochs=0.3,
                            save_checkpoints_steps=2, iterations_per_loop=2, do_predict=False))
     last = int(tf.train.latest_checkpoint(str(tmp_path / "True")).rsplit("-", 1)[1])
     assert last >= 4

@@ -1,5 +1,8 @@
 """The check behind each family's --jit_compile test: XLA-compiled steps train as the plain ones."""
 
+import json
+import os
+
 import numpy as np
 import tensorflow as tf
 
@@ -8,6 +11,19 @@ def _is_key_bias(name):
     # A key bias adds one constant to all of a query's logits, which softmax ignores: its gradient is
     # rounding noise, which Adam scales up to full-size steps, so the two runs' key biases differ.
     return name.endswith("key/bias") or "key/bias/" in name
+
+
+def config_without_dropout(config_file, directory):
+    """Writes the JSON model config `config_file` into `directory` with no dropout; returns the copy's path.
+
+    The compared runs go without dropout: XLA turns the same random bits into other float uniforms.
+    """
+    with open(config_file, encoding="utf-8") as f:
+        config = dict(json.load(f), hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+    path = os.path.join(str(directory), "no_dropout_" + os.path.basename(str(config_file)))
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(config, f)
+    return path
 
 
 def variable_names(output_dir, step):
