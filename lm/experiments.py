@@ -30,15 +30,21 @@ import dataclasses
 import os
 from typing import Optional
 
+from freezing import PARAMETERS_FILE
 from lm.config import LmConfig
 from lm.parameter_groups import count_parameters
 from reproduction.plan import Step
 from tokenization import sentencepiece_vocabulary as vocabulary_lib
+from training.run_record import RUN_FILE
 
 NUM_LAYERS = 6
 PAPER_VOCAB_SIZE = 32000
 LM_SEED = 12345
 RESULT_FILES = ("eval_results.txt", "test_results.txt")
+# What a finished run leaves for the report and for later sessions (reproduction/archive.py): its results,
+# its model and the parameter counts the report reads, its run record; the vocabulary where it learned one.
+KEPT_FILES = RESULT_FILES + ("lm_config.json", PARAMETERS_FILE, RUN_FILE)
+VOCABULARY_FILES = (vocabulary_lib.MODEL_FILE, vocabulary_lib.VOCAB_LIST_FILE)
 FREEZING_PRESETS = ("", "embeddings", "attention", "ffn", "embeddings,attention", "embeddings,ffn",
                     "attention,ffn")
 
@@ -305,9 +311,11 @@ def build(experiment, scale, paths, output_dir, dtype="float32"):
         flags.update(save_checkpoints_steps=scale.save_checkpoints_steps, eval_batch_size=32)
         if row.freeze:
             flags["freeze"] = row.freeze
+        kept = KEPT_FILES + (() if vocab_file else VOCABULARY_FILES)
         steps.append(Step(os.path.basename(directory), row.name, "lm", "run_lm.py", flags,
                           tuple(os.path.join(directory, name) for name in RESULT_FILES),
-                          seed=seed if len(scale.seeds) > 1 else None, distributed=True))
+                          seed=seed if len(scale.seeds) > 1 else None, distributed=True,
+                          kept=tuple(os.path.join(directory, name) for name in kept)))
         if not vocab_file:
             vocab_file = os.path.join(directory, vocabulary_lib.MODEL_FILE)
     return steps

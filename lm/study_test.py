@@ -4,6 +4,7 @@ import dataclasses
 import json
 import os
 import random
+import re
 
 import pytest
 
@@ -29,6 +30,10 @@ def _write_text(path, count, seed):
 def micro_text(tmp_path):
     return dict(train_file=_write_text(tmp_path / "train.txt", 300, 1),
                 eval_file=_write_text(tmp_path / "eval.txt", 20, 2), test_file=_write_text(tmp_path / "test.txt", 20, 3))
+
+
+def _without_run_dirs(results):
+    return json.loads(re.sub(r'"run_dir": "[^"]*"', '"run_dir": ""', json.dumps(results)))
 
 
 def _options(output_dir, **values):
@@ -103,7 +108,8 @@ def test_freezing_lm_runs_and_draws_bars(monkeypatch, micro_text, tmp_path):
     monkeypatch.setitem(lm_experiments.SCALES, "tiny", MICRO)
     study = lm_experiments.EXPERIMENTS["freezing_lm"]
     monkeypatch.setitem(lm_experiments.EXPERIMENTS, "freezing_lm", dataclasses.replace(study, rows=study.rows[:2]))
-    written = studies.run(_options(tmp_path / "out", experiment="freezing_lm", **micro_text))
+    runs = tmp_path / "kept"
+    written = studies.run(_options(tmp_path / "out", experiment="freezing_lm", runs_dir=str(runs), **micro_text))
     none, embeddings = written["results"]["rows"]
     assert none["freeze"] == "" and none["trainable_share"] == 1.0
     assert embeddings["freeze"] == "embeddings" and 0 < embeddings["trainable_share"] < 1
@@ -116,6 +122,12 @@ def test_freezing_lm_runs_and_draws_bars(monkeypatch, micro_text, tmp_path):
                                          r"this run's: use a new --output_dir, or remove them to run the step again\.$"):
         studies.run(_options(tmp_path / "out", experiment="freezing_lm", **dict(micro_text, train_file=str(other))))
     assert json.loads(open(written["results_json"]).read()) == json.loads(json.dumps(written["results"]))
+    # Another output folder restores both runs from the kept ones and reports the same figures.
+    restored = studies.run(_options(tmp_path / "elsewhere", experiment="freezing_lm", runs_dir=str(runs),
+                                    **micro_text))
+    assert all(os.path.exists(os.path.join(row["run_dir"], "eval_results.txt.reused.json"))
+               for row in restored["results"]["rows"])
+    assert _without_run_dirs(restored["results"]) == _without_run_dirs(written["results"])
 
 
 def test_tiny_scale_without_text_splits_the_sample_corpus(tmp_path):

@@ -21,16 +21,23 @@ import dataclasses
 import os
 from typing import Optional
 
+from freezing import PARAMETERS_FILE
 from nmt import presets as nmt_presets
 from nmt.parameter_groups import count_parameters
 from reproduction.plan import Step
 from tokenization import sentencepiece_vocabulary as vocabulary_lib
+from training.run_record import RUN_FILE
 
 FREEZING_PRESETS = ("", "embeddings", "attention", "ffn", "embeddings,attention", "embeddings,ffn",
                     "attention,ffn")
 NMT_SEED = 12345
 PAPER_VOCAB_SIZE = 32000
 RESULT_FILES = ("eval_results.txt", "test_results.txt")
+# What a finished run leaves for the report and for later sessions (reproduction/archive.py): its results, the
+# test set's translations (its BLEU and chrF can be recomputed from them), its model and the parameter counts
+# the report reads, its run record; the vocabulary where it learned one.
+KEPT_FILES = RESULT_FILES + ("translations.test.txt", "nmt_config.json", PARAMETERS_FILE, RUN_FILE)
+VOCABULARY_FILES = (vocabulary_lib.MODEL_FILE, vocabulary_lib.VOCAB_LIST_FILE)
 PAPER_STATEMENT = (
     "Freezing any one component at its random initialisation costs little: 1.1–2% BLEU (the author's "
     "blog: 4–7%), and convergence takes slightly more epochs; a frozen random FFN (about half of "
@@ -184,9 +191,10 @@ def build(scale, data_flags, spm_model, output_dir, dtype="float32"):
             flags["vocab_size"] = scale.vocab_size
         if row.freeze:
             flags["freeze"] = row.freeze
+        kept = KEPT_FILES + (() if spm_model else VOCABULARY_FILES)
         steps.append(Step("%s_seed%d" % (row.name, seed) if several else row.name, row.name, "nmt",
                           "run_translation.py", flags, tuple(os.path.join(directory, name) for name in RESULT_FILES),
-                          seed=seed if several else None))
+                          seed=seed if several else None, kept=tuple(os.path.join(directory, name) for name in kept)))
         if not spm_model:
             spm_model = os.path.join(directory, vocabulary_lib.MODEL_FILE)
     return steps

@@ -3,6 +3,7 @@
 import dataclasses
 import json
 import os
+import re
 
 import pytest
 
@@ -57,11 +58,16 @@ def test_the_paper_plan_is_valid_run_translation_commands_with_exact_counts(tmp_
         count_parameters(big)["total"]) in plan_md
 
 
+def _without_run_dirs(results):
+    return json.loads(re.sub(r'"run_dir": "[^"]*"', '"run_dir": ""', json.dumps(results)))
+
+
 def test_micro_run_end_to_end_then_resumes(monkeypatch, tmp_path, caplog):
     monkeypatch.setitem(nmt_experiments.SCALES, "tiny", MICRO)
     monkeypatch.setattr(nmt_experiments, "FREEZING_PRESETS", ("", "ffn"))
     monkeypatch.setattr(nmt_study, "SYNTHETIC_SIZES", dict(num_train=300, num_dev=10, num_test=10))
-    written = studies.run(_options(tmp_path / "out", experiment="freezing_nmt"))
+    runs = tmp_path / "kept"
+    written = studies.run(_options(tmp_path / "out", experiment="freezing_nmt", runs_dir=str(runs)))
     rows = {row["name"]: row for row in written["results"]["rows"]}
     assert sorted(rows) == ["transformer-tiny/attention_head_size_half", "transformer-tiny/ffn",
                             "transformer-tiny/ffn_width_half", "transformer-tiny/ffn_width_quarter",
@@ -85,6 +91,15 @@ def test_micro_run_end_to_end_then_resumes(monkeypatch, tmp_path, caplog):
         again = studies.run(_options(tmp_path / "out", experiment="freezing_nmt"))
     assert "Ran 0 steps, skipped 5 finished ones." in caplog.messages
     assert again["results"] == written["results"]
+    # Another output folder restores every run from the kept ones (the first row's vocabulary included)
+    # and reports the same figures.
+    assert sorted(os.listdir(runs / "transformer-tiny_none")) == sorted(
+        nmt_experiments.KEPT_FILES + nmt_experiments.VOCABULARY_FILES + ("eval_results.txt.inputs.json",))
+    caplog.clear()
+    with caplog.at_level("INFO"):
+        elsewhere = studies.run(_options(tmp_path / "elsewhere", experiment="freezing_nmt", runs_dir=str(runs)))
+    assert "Ran 0 steps, skipped 5 finished ones." in caplog.messages
+    assert _without_run_dirs(elsewhere["results"]) == _without_run_dirs(written["results"])
 
 
 def test_paper_scale_without_data_is_named(tmp_path):

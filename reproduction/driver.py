@@ -2,8 +2,11 @@
 
 `ReproduceOptions` declares the flags every study reads; `run(options,
 registry)` finds the study of --experiment, writes its plan (plan.sh,
-plan.md), then (unless --dry_run) runs every unfinished step and writes
-results.json, results.md and the plot.
+plan.md), then (unless --dry_run) runs every unfinished step (or those of
+--rows and --seeds: reproduction/selection.py), keeping each finished run in
+--runs_dir and reusing the runs kept there (reproduction/archive.py), and,
+once every step of the plan is finished, writes results.json, results.md
+and the plot.
 """
 
 import dataclasses
@@ -16,7 +19,7 @@ from absl import logging
 
 from options import Options, option
 import outputs
-from reproduction import plan as plan_lib, runner
+from reproduction import archive, plan as plan_lib, runner, selection
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCALES = ("paper", "small", "tiny")
@@ -40,6 +43,20 @@ class ReproduceOptions(Options):
         "bfloat16 where the CPU has native bfloat16 (AVX512-BF16 or AMX), else float32.",
         choices=("float32", "bfloat16", "float16"))
     dry_run: bool = option(False, "Write and print the plan (plan.sh, plan.md); run nothing.")
+    rows: Optional[str] = option(
+        None, "Run these rows of the plan only, comma-separated, named as plan.md names them (or by their last "
+        "part where that names one row: --rows=none,ffn), with the earlier steps they read from (the row that "
+        "learns the vocabulary, the pre-training records). The report is written once every step of the plan "
+        "is finished, here or in --runs_dir. Default: every row.")
+    seeds: Optional[str] = option(
+        None, "Run the runs of these seeds only, comma-separated (--seeds=1,2), of a plan whose rows run with "
+        "several. Default: every seed.")
+    runs_dir: Optional[str] = option(
+        None, "A folder of finished runs kept between sessions and machines: each finished step's result "
+        "files (never checkpoints) are copied there as it finishes, and a step found there that ran with the "
+        "same inputs (flags, and files of the same content wherever they are) is restored instead of run; one "
+        "with other inputs is refused. The committed evidence keeps its runs in docs/results/<scale>/"
+        "<experiment>/runs/. Default: none.", path="output_dir")
 
 
 def plan_script(steps, experiment, scale, notes=()):
@@ -98,8 +115,22 @@ def run(options, registry):
         print(plan.expected_time, flush=True)
     if options.dry_run:
         return written
-    ran, skipped = runner.run(plan.steps, study.programs())
+    steps, added = selection.select(plan.steps, options.rows, options.seeds)
+    if options.rows or options.seeds:
+        logging.info("--rows/--seeds: %d of the plan's %d steps%s.", len(steps), len(plan.steps),
+                     "; with the earlier steps they read from: %s" % ", ".join(added) if added else "")
+    kept_runs = archive.RunArchive(options.runs_dir, output_dir) if options.runs_dir else None
+    ran, skipped = runner.run(steps, study.programs(), output_dir=output_dir, archive=kept_runs)
     logging.info("Ran %d steps, skipped %d finished ones.", ran, skipped)
+    unfinished = [step.name for step in plan.steps if step.kept_files() and not step.is_done()]
+    if unfinished:
+        message = ("The report waits for %d unfinished step(s) of the plan (%s): run them (without --rows/--seeds, "
+                   "or with theirs), or gather them from other machines with --runs_dir."
+                   % (len(unfinished), ", ".join(unfinished)))
+        logging.info("%s", message)
+        print(message, flush=True)
+        written["unfinished"] = unfinished
+        return written
     results, markdown, written["plot"] = plan.report()
     written["results_json"] = outputs.write_text(os.path.join(output_dir, "results.json"),
                                                  json.dumps(results, indent=2, sort_keys=True) + "\n")

@@ -3,8 +3,15 @@
 A step is a program (`run_pretraining.py`, ...) and its flags; the runner
 runs it in process with the same flags that `plan.sh` writes, so the plan
 is what runs. A step is finished when its outputs exist (entry points write
-them only when complete), which is what makes a re-run skip it. Each study
+them only when complete), which is what makes a re-run skip it, or when it
+was restored from a folder of kept runs (reproduction/archive.py). Each study
 builds its own steps (its layout under --output_dir is in its module).
+
+A step reads from an earlier one when one of its flags names a path in a
+folder the earlier step writes its outputs to (a vocabulary the first row
+learned, a checkpoint, pre-training records): that is the plan's only notion
+of a dependency, used to run a subset of a plan (reproduction/selection.py)
+and to leave out steps nothing needs any more.
 """
 
 import dataclasses
@@ -18,7 +25,9 @@ import file_system
 
 # Flags naming what a step writes (or a checkpoint an earlier step wrote, kept by that step's inputs).
 _OUTPUT_FLAGS = frozenset(("output_dir", "output_file", "summary_file", "plot_file", "init_checkpoint"))
+_WRITTEN_FLAGS = _OUTPUT_FLAGS - {"init_checkpoint"}
 INPUTS_SUFFIX = ".inputs.json"
+REUSED_SUFFIX = ".reused.json"
 _HASHED_BYTES = 64 << 20
 # A path left for the environment to give (a dry run without data paths).
 _PLACEHOLDER = re.compile(r"\$\{[A-Z_]+\}")
@@ -36,6 +45,9 @@ class Step:
     outputs: files that exist only once the step is complete.
     seed: the run's seed when a row runs with several (fine-tuning, or training at a small scale), or None.
     distributed: a training step, whose command line ends with the cluster's distribution flags.
+    kept: the files worth keeping once the step is finished, what the report reads (small ones: results,
+      configs, the vocabulary), or None for its outputs; () for a step whose files only later steps read
+      (pre-training records).
     """
 
     name: str
@@ -46,6 +58,7 @@ class Step:
     outputs: tuple
     seed: Optional[int] = None
     distributed: bool = False
+    kept: Optional[tuple] = None
 
     def command_line(self, python="python", distribution_variable="DISTRIBUTION_FLAGS"):
         """The shell command; training steps end with "${DISTRIBUTION_FLAGS}" for the cluster's flags.
@@ -58,8 +71,35 @@ class Step:
             line += " ${%s}" % distribution_variable
         return line
 
+    def kept_files(self):
+        """The files a finished step leaves for the report and for later sessions (`kept`, else `outputs`)."""
+        return self.outputs if self.kept is None else self.kept
+
     def is_done(self):
-        return all(os.path.exists(path) for path in self.outputs)
+        """Finished here (its outputs exist), or restored from kept runs (its kept files and the mark)."""
+        if all(os.path.exists(path) for path in self.outputs):
+            return True
+        return os.path.exists(self.reused_file()) and all(os.path.exists(path) for path in self.kept_files())
+
+    def reused_file(self):
+        """The mark of a step restored from kept runs instead of run here: beside its first output."""
+        return self.outputs[0] + REUSED_SUFFIX
+
+    def folders(self):
+        """The folders the step writes its outputs to."""
+        return {os.path.dirname(path) for path in self.outputs}
+
+    def reads_from(self, other):
+        """Whether a flag of this step names a path in a folder `other` writes its outputs to."""
+        folders = other.folders()
+        for name, value in self.flags.items():
+            if name in _WRITTEN_FLAGS or not isinstance(value, str):
+                continue
+            for part in value.split(","):
+                part = part.strip()
+                if any(part == folder or part.startswith(folder + os.sep) for folder in folders):
+                    return True
+        return False
 
     def inputs(self):
         """What the step's outputs depend on: {flag: value} of its flags, each file one names (comma-separated
@@ -78,6 +118,49 @@ class Step:
     def inputs_file(self):
         """Where the inputs of the finished step are kept: beside its first output."""
         return self.outputs[0] + INPUTS_SUFFIX
+
+
+def portable_inputs(inputs, output_dir, produced=()):
+    """`Step.inputs()` without where things are, comparable between machines and output folders.
+
+    A file is its size and content hash, wherever it is ({"files": [...]});
+    a path in a folder a step of the plan writes to (`produced`: the
+    vocabulary the first row learned, pre-training records) is its place
+    under `output_dir` ({"path": "${OUTPUT_DIR}/..."}), whether it exists yet
+    or not: what it holds is settled by the inputs of the step that writes
+    it. Two runs with the same portable inputs ran the same command on the
+    same data. Portable inputs stay as they are.
+
+    Args:
+      inputs: {flag: value} of `Step.inputs()`, or portable already.
+      output_dir: the study's --output_dir.
+      produced: the folders the plan's steps write their outputs to.
+    """
+    root = os.path.normpath(output_dir)
+    folders = {os.path.normpath(folder) for folder in produced}
+
+    def relative(part):
+        path = os.path.normpath(part) if part else part
+        if path and (path == root or path.startswith(root + os.sep)):
+            return "${OUTPUT_DIR}" + path[len(root):]
+        return part
+
+    def is_produced(value):
+        parts = [os.path.normpath(part.strip()) for part in value.split(",") if part.strip()]
+        return bool(parts) and all(any(part == folder or part.startswith(folder + os.sep) for folder in folders)
+                                   for part in parts)
+
+    def portable(value):
+        if isinstance(value, list):  # [flag value, "<path>: <size> bytes, <hash>", ...]
+            if is_produced(value[0]):
+                return {"path": ",".join(relative(part.strip()) for part in value[0].split(","))}
+            return {"files": [description.rsplit(": ", 1)[-1] for description in value[1:]]}
+        if isinstance(value, str):
+            text = ",".join(relative(part.strip()) for part in value.split(","))
+            return {"path": text} if is_produced(value) else text
+        return value
+
+    return {name: portable(value) for name, value in inputs.items()}
 
 
 def output_directories(steps):

@@ -19,6 +19,7 @@ import tf_keras
 from absl import logging
 
 import outputs
+from reproduction import archive as archive_lib
 
 
 def options_of(step, programs):
@@ -31,8 +32,12 @@ def _write_inputs(step):
     outputs.write_text(step.inputs_file(), json.dumps(step.inputs(), indent=1, sort_keys=True) + "\n")
 
 
-def check_inputs(step):
+def check_inputs(step, output_dir, produced=()):
     """A finished step counts as done only for the inputs it ran with (kept beside its outputs).
+
+    Files are compared by size and content hash, those the plan's steps write
+    (in the folders `produced`) by their place under `output_dir`, so a folder
+    of finished runs may move (plan.portable_inputs).
 
     Raises:
       ValueError: naming the step, the first flag whose value or files differ, and what to do.
@@ -44,13 +49,13 @@ def check_inputs(step):
         return
     with open(path, encoding="utf-8") as f:
         recorded = json.load(f)
-    for name in sorted(set(recorded) | set(current)):
-        if recorded.get(name) != current.get(name):
-            raise ValueError(
-                "Step %s finished earlier with other inputs: --%s was %s, now %s. Its outputs (%s) are not this "
-                "run's: use a new --output_dir, or remove them to run the step again."
-                % (step.name, name, json.dumps(recorded.get(name)), json.dumps(current.get(name)),
-                   ", ".join(step.outputs)))
+    difference = archive_lib.first_difference(recorded, current, output_dir, produced)
+    if difference:
+        name, was, now = difference
+        raise ValueError(
+            "Step %s finished earlier with other inputs: --%s was %s, now %s. Its outputs (%s) are not this "
+            "run's: use a new --output_dir, or remove them to run the step again."
+            % (step.name, name, json.dumps(was), json.dumps(now), ", ".join(step.outputs)))
 
 
 def _duration(seconds):
@@ -59,7 +64,13 @@ def _duration(seconds):
         "%dm%02ds" % (seconds // 60, seconds % 60)
 
 
-def run(steps, programs, before_step=None):
+def _readers(steps):
+    """{step name: the later steps that read from it}."""
+    return {step.name: [later for later in steps[index + 1:] if later.reads_from(step)]
+            for index, step in enumerate(steps)}
+
+
+def run(steps, programs, before_step=None, output_dir=None, archive=None):
     """Runs every unfinished step in order.
 
     Args:
@@ -67,18 +78,56 @@ def run(steps, programs, before_step=None):
       programs: {program: (options class, run function)}, the study's (Study.programs).
       before_step: called with each step before it runs (the driver writes
         the row configs there); may be None.
+      output_dir: the study's --output_dir (paths under it are compared relative to it); None: the
+        common folder of the steps' outputs.
+      archive: an archive.RunArchive of kept runs, or None.
 
     Returns:
-      (number of steps run, number skipped as finished).
+      (number of steps run, number skipped as finished or restored).
     """
     started = time.time()
     ran = skipped = 0
     durations = []
+    if output_dir is None:
+        output_dir = os.path.commonpath([path for step in steps for path in step.outputs]) if steps else "."
+    readers = _readers(steps)
+    produced = set().union(*(step.folders() for step in steps))
+    if archive is not None:
+        archive.produced = produced
+    done = {step.name: step.is_done() for step in steps}
+    # Backwards: a step is restored only if each step that reads from it is finished or restored.
+    restored, left_out = set(), set()
+    for step in reversed(steps):
+        if done[step.name]:
+            continue
+        settled = all(done[reader.name] or reader.name in restored or reader.name in left_out
+                      for reader in readers[step.name])
+        if archive is not None and archive.holds_inputs(step):
+            archive.check(step)
+        if archive is not None and archive.holds(step):
+            if settled:
+                restored.add(step.name)
+        elif not step.kept_files() and readers[step.name] and settled:
+            left_out.add(step.name)
     for index, step in enumerate(steps, 1):
-        if step.is_done():
-            check_inputs(step)
+        if done[step.name]:
+            check_inputs(step, output_dir, produced)
+            if archive is not None and archive.keep(step):
+                logging.info("[%d/%d] %s: finished earlier; kept in %s.", index, len(steps), step.name,
+                             archive.directory)
             skipped += 1
             logging.info("[%d/%d] %s: finished earlier, skipped.", index, len(steps), step.name)
+            continue
+        if step.name in restored:
+            archive.restore(step)
+            skipped += 1
+            logging.info("[%d/%d] %s: restored from the kept run in %s, not run.", index, len(steps), step.name,
+                         archive.directory)
+            continue
+        if step.name in left_out:
+            skipped += 1
+            logging.info("[%d/%d] %s: left out: every step that reads its outputs is finished.", index,
+                         len(steps), step.name)
             continue
         if before_step:
             before_step(step)
@@ -97,9 +146,12 @@ def run(steps, programs, before_step=None):
         if not step.is_done():
             raise RuntimeError("Step %s ended without its outputs: %s" % (step.name, ", ".join(step.outputs)))
         _write_inputs(step)
+        if archive is not None and archive.keep(step):
+            logging.info("[%d/%d] %s: kept in %s.", index, len(steps), step.name, archive.directory)
         durations.append(time.time() - step_started)
         ran += 1
-        remaining = len(steps) - index
+        remaining = sum(1 for later in steps[index:] if not (done[later.name] or later.name in restored or
+                                                                later.name in left_out))
         eta = sum(durations) / len(durations) * remaining
         logging.info("[%d/%d] %s: done in %s; elapsed %s, ETA %s for %d more step(s) (from the steps "
                      "finished so far).", index, len(steps), step.name, _duration(durations[-1]),

@@ -79,7 +79,7 @@ def build(experiment, scale, paths, output_dir, num_seeds, dtype="float32"):
                 do_lower_case=paths.do_lower_case, max_seq_length=stage.max_seq_length,
                 max_predictions_per_seq=stage.max_predictions_per_seq, random_seed=PRETRAINING_SEED,
                 dupe_factor=scale.dupe_factor),
-            (data[name],)))
+            (data[name],), kept=()))
     seeds = scale.pretraining_seeds
     for first, seed in ((index == 0, seed) for index, seed in enumerate(seeds)):
         suffix = "_seed%d" % seed if len(seeds) > 1 else ""
@@ -96,7 +96,7 @@ def build(experiment, scale, paths, output_dir, num_seeds, dtype="float32"):
                     bert_config_file=config_path(output_dir, row), init_checkpoint=final,
                     vocab_file=paths.vocab_file, do_lower_case=paths.do_lower_case,
                     max_seq_length=scale.stages[0].max_seq_length),
-                probe_outputs, seed if suffix else None))
+                probe_outputs, seed if suffix else None, kept=probe_outputs[1:]))
             if first:
                 _fine_tuning_steps(steps, row, scale, paths, output_dir, final, num_seeds, dtype)
     return steps
@@ -121,8 +121,10 @@ def _pretraining_steps(steps, row, scale, data, output_dir, suffix, seed, dtype)
         outputs = [checkpoint(directory, stage.num_train_steps) + ".index"]
         if last:
             outputs.append(os.path.join(directory, "eval_results.txt"))
+        # The report reads the last stage's evaluation; the checkpoints are for the steps after it.
         steps.append(Step("%s/%s%s" % (row.name, stage.name, suffix), row.name, stage.name, "run_pretraining.py",
-                          flags, tuple(outputs), seed if suffix else None, distributed=True))
+                          flags, tuple(outputs), seed if suffix else None, distributed=True,
+                          kept=tuple(outputs[1:])))
         previous = checkpoint(directory, stage.num_train_steps)
     return previous
 

@@ -1,0 +1,215 @@
+"""The engine on a study of its own: --rows and --seeds, kept runs (--runs_dir) restored or refused, the report's wait.
+
+The study's program writes text files and counts its calls, so every test
+runs in process in well under a second after TensorFlow's import.
+"""
+
+import dataclasses
+import json
+import os
+import re
+import shutil
+
+import pytest
+
+from options import Options, option
+from reproduction import driver, selection
+from reproduction.plan import Step
+from reproduction.registry import Registry
+from reproduction.study import Plan, Study
+
+CALLS = []
+
+
+@dataclasses.dataclass(kw_only=True)
+class _ProgramOptions(Options):
+    output_dir: str = option(help="Where the run writes.")
+    input_file: str = option("", help="A file the run reads.")
+    vocab_file: str = option("", help="A vocabulary an earlier run learned.")
+    random_seed: int = option(1, help="The seed.")
+
+
+def _program(options):
+    """A run: its result is a function of what it reads, its seed and nothing else."""
+    CALLS.append(os.path.basename(options.output_dir))
+    os.makedirs(options.output_dir, exist_ok=True)
+    read = "".join(open(path).read() for path in (options.input_file, options.vocab_file) if path)
+    if not options.vocab_file and not options.input_file.endswith("records"):
+        with open(os.path.join(options.output_dir, "vocab.txt"), "w") as f:
+            f.write("vocabulary of %s" % read)
+    result = "read %d characters, seed %d" % (len(read), options.random_seed)
+    if options.output_dir.endswith("data"):  # the shared step: big records, kept by nobody
+        with open(os.path.join(options.output_dir, "records"), "w") as f:
+            f.write(read * 3)
+        return
+    with open(os.path.join(options.output_dir, "result.txt"), "w") as f:
+        f.write(result)
+
+
+def _steps(output_dir, corpus):
+    """none_seed{1,2} learns the vocabulary (first), ffn_seed{1,2} read it; the model/deep row reads the records."""
+    out = lambda *parts: os.path.join(output_dir, *parts)  # noqa: E731
+    vocabulary = out("none_seed1", "vocab.txt")
+    steps = [Step("data", "", "data", "fake.py", dict(output_dir=out("data"), input_file=corpus),
+                  (out("data", "records"),), kept=())]
+    for seed in (1, 2):
+        steps.append(Step("none_seed%d" % seed, "model/none", "train", "fake.py",
+                          dict(output_dir=out("none_seed%d" % seed), input_file=corpus, random_seed=seed),
+                          (out("none_seed%d" % seed, "result.txt"),), seed=seed,
+                          kept=(out("none_seed%d" % seed, "result.txt"),) + ((vocabulary,) if seed == 1 else ())))
+        steps.append(Step("ffn_seed%d" % seed, "model/ffn", "train", "fake.py",
+                          dict(output_dir=out("ffn_seed%d" % seed), input_file=corpus, vocab_file=vocabulary,
+                               random_seed=seed), (out("ffn_seed%d" % seed, "result.txt"),), seed=seed))
+        steps.append(Step("deep_seed%d" % seed, "deep/none", "train", "fake.py",
+                          dict(output_dir=out("deep_seed%d" % seed), input_file=out("data", "records"),
+                               random_seed=seed), (out("deep_seed%d" % seed, "result.txt"),), seed=seed))
+    return steps
+
+
+class _Study(Study):
+    name = "fake"
+    title = "A study of the engine"
+
+    def programs(self):
+        return {"fake.py": (_ProgramOptions, _program)}
+
+    def plan(self, options):
+        steps = _steps(options.output_dir, options.corpus)
+
+        def report():
+            results = {step.name: open(step.outputs[0]).read() for step in steps if step.kept_files()}
+            return results, "# results\n", os.path.join(options.output_dir, "fake.png")
+
+        return Plan(steps, (), "# plan\n", report)
+
+
+@dataclasses.dataclass(kw_only=True)
+class _Options(driver.ReproduceOptions):
+    experiment: str = option("fake", help="The study.")
+    corpus: str = option(help="The study's text.")
+
+
+def _run(output_dir, corpus, **flags):
+    CALLS.clear()
+    return driver.run(_Options(output_dir=str(output_dir), corpus=str(corpus), **flags), Registry([_Study()]))
+
+
+@pytest.fixture
+def corpus(tmp_path):
+    path = tmp_path / "corpus.txt"
+    path.write_text("the text of the study\n")
+    return path
+
+
+def test_rows_bring_the_steps_they_read_from_and_the_report_waits_for_the_rest(tmp_path, corpus, capsys):
+    written = _run(tmp_path / "out", corpus, rows="ffn", seeds="2")
+    # ffn_seed2 reads none_seed1's vocabulary; nothing else runs.
+    assert CALLS == ["none_seed1", "ffn_seed2"]
+    assert "results_json" not in written
+    assert written["unfinished"] == ["ffn_seed1", "deep_seed1", "none_seed2", "deep_seed2"]
+    assert "The report waits for 4 unfinished step(s) of the plan (ffn_seed1, deep_seed1, none_seed2, " \
+           "deep_seed2)" in capsys.readouterr().out
+    written = _run(tmp_path / "out", corpus, rows="model/none,deep/none")
+    assert CALLS == ["data", "deep_seed1", "none_seed2", "deep_seed2"]
+    assert written["unfinished"] == ["ffn_seed1"]
+    written = _run(tmp_path / "out", corpus)
+    assert CALLS == ["ffn_seed1"]
+    assert written["results"]["ffn_seed2"] == "read %d characters, seed 2" % (
+        len("the text of the study\n") + len("vocabulary of the text of the study\n"))
+
+
+@pytest.mark.parametrize("flags, message", [
+    (dict(rows="attention"), r"^--rows=attention: the plan has no row 'attention'; its rows: model/none, model/ffn, "
+                             r"deep/none\.$"),
+    (dict(rows="none"), r"^--rows=none: 'none' names several rows \(model/none, deep/none\); give the whole name\.$"),
+    (dict(seeds="1,3"), r"^--seeds=1,3: the plan's runs have seeds 1, 2, not 3\.$"),
+    (dict(seeds="one"), r"^--seeds=one: 'one' is not a seed; expected integers separated by commas, e\.g\. "
+                        r"--seeds=1,2\.$"),
+])
+def test_unknown_rows_and_seeds_are_named(tmp_path, corpus, flags, message):
+    with pytest.raises(ValueError, match=message):
+        _run(tmp_path / "out", corpus, **flags)
+    assert CALLS == []
+
+
+def test_a_plan_without_seeds_refuses_seeds():
+    steps = [Step("a", "a", "train", "fake.py", dict(output_dir="/x/a"), ("/x/a/r",))]
+    with pytest.raises(ValueError, match=r"^--seeds=1: this plan runs each row once"):
+        selection.select(steps, seeds="1")
+
+
+def test_kept_runs_are_restored_elsewhere_instead_of_run(tmp_path, corpus):
+    runs = tmp_path / "docs" / "runs"
+    first = _run(tmp_path / "machine1", corpus, runs_dir=str(runs))
+    assert sorted(CALLS) == sorted(["data", "none_seed1", "ffn_seed1", "deep_seed1", "none_seed2", "ffn_seed2",
+                                    "deep_seed2"])
+    # Kept: each run's kept files and its inputs, with no machine's paths; of the shared records their inputs only.
+    kept = sorted(os.path.relpath(os.path.join(d, f), runs) for d, _, files in os.walk(runs) for f in files)
+    assert "none_seed1/vocab.txt" in kept and "ffn_seed1/result.txt.inputs.json" in kept
+    assert [name for name in kept if name.startswith("data")] == ["data/records.inputs.json"]
+    assert "ffn_seed1/vocab.txt" not in kept
+    inputs = json.loads((runs / "ffn_seed1" / "result.txt.inputs.json").read_text())
+    # The study's text as its content; the vocabulary a step of the plan wrote as its place.
+    assert re.fullmatch(r"22 bytes, sha256:[0-9a-f]{64}", inputs["input_file"]["files"][0])
+    assert inputs["vocab_file"] == {"path": "${OUTPUT_DIR}/none_seed1/vocab.txt"}
+    assert inputs["random_seed"] == 1 and "output_dir" not in inputs
+    assert str(tmp_path) not in (runs / "ffn_seed1" / "result.txt.inputs.json").read_text()
+
+    # Another machine: the same text elsewhere, another output folder. Nothing runs, not even the data step.
+    elsewhere = tmp_path / "elsewhere" / "text.txt"
+    elsewhere.parent.mkdir()
+    shutil.copy(corpus, elsewhere)
+    second = _run(tmp_path / "machine2", elsewhere, runs_dir=str(runs))
+    assert CALLS == []
+    assert second["results"] == first["results"]
+    assert os.path.exists(tmp_path / "machine2" / "none_seed1" / "result.txt.reused.json")
+    assert not os.path.exists(tmp_path / "machine2" / "data" / "records")
+    # And again, from its own output folder: every step counts as finished.
+    assert _run(tmp_path / "machine2", elsewhere, runs_dir=str(runs))["results"] == first["results"]
+    assert CALLS == []
+
+
+def test_a_kept_run_is_restored_only_when_the_steps_reading_it_are_too(tmp_path, corpus):
+    runs = tmp_path / "runs"
+    _run(tmp_path / "machine1", corpus, runs_dir=str(runs))
+    shutil.rmtree(runs / "deep_seed2")
+    _run(tmp_path / "machine2", corpus, runs_dir=str(runs))
+    # deep_seed2 runs, so the records it reads are made again; the rest is restored.
+    assert CALLS == ["data", "deep_seed2"]
+    assert os.path.exists(runs / "deep_seed2" / "result.txt")  # kept as it finished
+
+
+def test_a_run_reading_a_step_that_kept_nothing_is_checked_through_it(tmp_path, corpus):
+    runs = tmp_path / "runs"
+    _run(tmp_path / "machine1", corpus, rows="deep/none", runs_dir=str(runs))
+    other = tmp_path / "other.txt"
+    other.write_text("another text\n")
+    # deep_seed* read the records by their place; the records' own step remembers which text made them.
+    with pytest.raises(ValueError, match=r"^Step data is kept in --runs_dir=.* from a run with other inputs: "
+                                         r"--input_file was"):
+        _run(tmp_path / "machine2", other, rows="deep/none", runs_dir=str(runs))
+    assert CALLS == []
+
+
+def test_a_kept_run_with_other_inputs_is_refused_naming_the_flag(tmp_path, corpus):
+    runs = tmp_path / "runs"
+    _run(tmp_path / "machine1", corpus, runs_dir=str(runs))
+    other = tmp_path / "other.txt"
+    other.write_text("another text\n")
+    with pytest.raises(ValueError, match=(
+            r"^Step ffn_seed2 is kept in --runs_dir=%s from a run with other inputs: --input_file was "
+            r"\{\"files\": \[\"22 bytes, sha256:[0-9a-f]+\"\]\}, now \[.*other.txt.*\]\. Give this run another "
+            r"--runs_dir \(or --runs_dir='' to keep none\), or remove the step's files there \(%s\) to run it "
+            r"again\.$" % (runs, runs / "ffn_seed2"))):
+        _run(tmp_path / "machine2", other, runs_dir=str(runs))
+    assert CALLS == []  # Checked before anything runs.
+
+
+def test_runs_finished_before_a_runs_dir_was_given_are_kept_then(tmp_path, corpus):
+    _run(tmp_path / "out", corpus, rows="model/none")
+    runs = tmp_path / "runs"
+    _run(tmp_path / "out", corpus, rows="model/none", runs_dir=str(runs))
+    assert CALLS == []
+    assert sorted(os.listdir(runs)) == ["none_seed1", "none_seed2"]
+    with pytest.raises(ValueError, match=r"^--runs_dir=.* is --output_dir: give a folder of its own"):
+        _run(tmp_path / "out", corpus, runs_dir=str(tmp_path / "out"))
