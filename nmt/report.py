@@ -12,6 +12,7 @@ from freezing import PARAMETERS_FILE  # noqa: E402
 from nmt.config import NmtConfig  # noqa: E402
 from nmt.parameter_groups import count_parameters  # noqa: E402
 from nmt import experiments as nmt_experiments  # noqa: E402
+from nmt.task import read_early_stopping  # noqa: E402
 from reproduction.summary import mean_std_text, read_key_values as _read_key_values, seed_figures  # noqa: E402
 
 TITLE = "Bogoychev (2021), translation: parameter groups frozen at their random initialisation"
@@ -30,7 +31,10 @@ def _run(directory, seed):
                 epochs_to_best=dev.get("best_epochs", dev["epochs"]),
                 last_evaluated_step=int(dev.get("last_evaluated_step", dev["global_step"])),
                 # The best dev BLEU came at the last evaluation: the run was still improving when it ended.
-                still_improving=dev.get("evaluations_since_best", 0) == 0)
+                still_improving=dev.get("evaluations_since_best", 0) == 0,
+                # Every dev evaluation's (epochs, BLEU): the learning curve.
+                dev_curve=[[point["epochs"], point["bleu"]]
+                           for point in read_early_stopping(directory).get("history", [])])
 
 
 def collect(scale, output_dir):
@@ -102,10 +106,21 @@ def markdown(results, scale_note):
     return "\n".join(lines) + "\n"
 
 
+def _sizes_as_run(results):
+    """"d = 64 (d_p = 8, FFN 384), 3+1 layers" of the unshrunk rows, as they ran."""
+    run = results["rows"][0]["run_config"]
+    return "d = %d (d_p = %d, FFN %d), %s layers" % (run["hidden_size"], run["head_size"], run["intermediate_size"],
+                                                    run["layers"])
+
+
 def plot(output_dir, results):
-    """freezing_nmt.png: test BLEU against the trainable share, one colour per preset; returns its path."""
+    """freezing_nmt.png: test BLEU against the trainable share, and every run's dev BLEU against epochs.
+
+    Left, one colour per preset; right, one colour per row, one line per seed, the
+    best evaluation marked. Returns the path.
+    """
     path = os.path.join(output_dir, "freezing_nmt.png")
-    figure, ax = plt.subplots(figsize=(9, 5))
+    figure, (ax, curves) = plt.subplots(1, 2, figsize=(16, 6), gridspec_kw=dict(width_ratios=(1, 1)))
     for preset in dict.fromkeys(row["preset"] for row in results["rows"]):
         points = [row for row in results["rows"] if row["preset"] == preset]
         ax.errorbar([100 * r["trainable_share"] for r in points], [r["test_bleu"] for r in points],
@@ -119,11 +134,27 @@ def plot(output_dir, results):
                         xytext=(3, 4 if index % 2 == 0 else -11), textcoords="offset points")
     ax.set_xlim(-2, 118)  # room for the labels of the rows at 100%
     ax.set_xlabel("trainable parameters (%); each point is labelled with what is frozen")
-    ax.set_ylabel("test BLEU" + (" (mean ± std where several seeds ran)" if any(
+    ax.set_ylabel("test BLEU at the best dev checkpoint" + (" (mean ± std where several seeds ran)" if any(
         len(r["seeds"]) > 1 for r in results["rows"]) else ""))
-    ax.set_title("%s\n(%s scale)" % (results["title"], results["scale"]), fontsize=9)
+    ax.set_title("test BLEU against the trainable share", fontsize=9)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
+    colours = plt.get_cmap("tab10")
+    for index, row in enumerate(results["rows"]):
+        for number, run in enumerate(row["seeds"]):
+            if not run["dev_curve"]:
+                continue
+            epochs, bleu = zip(*run["dev_curve"])
+            curves.plot(epochs, bleu, color=colours(index % 10), linewidth=1, alpha=0.8,
+                        linestyle="-" if index < 10 else "--", label=row["name"].split("/")[-1] if number == 0 else None)
+            curves.plot([run["epochs_to_best"]], [run["dev_bleu"]], "o", color=colours(index % 10), markersize=3)
+    curves.set_xlabel("epochs (passes over the training pairs); a dot marks each run's best dev BLEU")
+    curves.set_ylabel("dev BLEU (one line per seed)")
+    curves.set_title("learning curves: dev BLEU at every evaluation", fontsize=9)
+    curves.grid(alpha=0.3)
+    curves.legend(fontsize=7, ncol=2)
+    figure.suptitle("%s\n%s scale as run: %s" % (results["title"], results["scale"], _sizes_as_run(results)),
+                    fontsize=10)
     figure.tight_layout()
     figure.savefig(path, dpi=110)
     plt.close(figure)

@@ -81,6 +81,10 @@ def test_micro_run_end_to_end_then_resumes(monkeypatch, tmp_path, caplog):
         assert row["best_step"] in (2, 4) and 0 <= row["test_bleu"] <= 100  # the best dev checkpoint is scored
         # The step's --train_batch_size=32 (the flag's default) wins over the preset's 128, as on a command line.
         assert row["epochs_to_best"] == pytest.approx(row["best_step"] * 32 / 300)
+        # The learning curve: the dev evaluations at steps 2 and 4, the best among them.
+        curve = row["seeds"][0]["dev_curve"]
+        assert [epochs for epochs, _ in curve] == pytest.approx([2 * 32 / 300, 4 * 32 / 300])
+        assert max(bleu for _, bleu in curve) == pytest.approx(row["dev_bleu"])
     table = open(written["results_md"]).read()
     assert "What the paper states" in table and "| test BLEU |" in table and "Tiny scale" in table
     with open(written["plot"], "rb") as f:
@@ -93,7 +97,8 @@ def test_micro_run_end_to_end_then_resumes(monkeypatch, tmp_path, caplog):
     assert again["results"] == written["results"]
     # Another output folder restores every run from the kept ones (the first row's vocabulary included)
     # and reports the same figures.
-    assert sorted(os.listdir(runs / "transformer-tiny_none")) == sorted(
+    kept = runs / "transformer-tiny_none"
+    assert sorted(os.path.relpath(os.path.join(d, f), kept) for d, _, files in os.walk(kept) for f in files) == sorted(
         nmt_experiments.KEPT_FILES + nmt_experiments.VOCABULARY_FILES + ("eval_results.txt.inputs.json",))
     caplog.clear()
     with caplog.at_level("INFO"):
@@ -116,21 +121,24 @@ def test_small_scale_configs_seeds_and_plan(tmp_path, capsys):
             for c in configs.values()} == {(64, 3, 1, 8, "marian")}
     assert [configs[n].intermediate_size for n in ("none", "ffn_width_half", "ffn_width_quarter")] == [384, 192, 96]
     assert configs["none"].attention_head_size == 8 and configs["attention_head_size_half"].attention_head_size == 4
-    seeded = [row.name for row in nmt_experiments.rows(scale) if scale.row_seeds(row) == (1, 2)]
+    seeded = [row.name for row in nmt_experiments.rows(scale) if scale.row_seeds(row) == (1, 2, 3)]
     assert seeded == ["transformer-tiny/none", "transformer-tiny/embeddings", "transformer-tiny/attention",
                       "transformer-tiny/ffn"]
     with pytest.raises(ValueError, match="--experiment=freezing_nmt at --scale=small needs --train_tsv"):
         studies.run(_options(tmp_path, experiment="freezing_nmt", scale="small"))
     written = studies.run(_options(tmp_path, experiment="freezing_nmt", scale="small", dry_run=True))
     plan_sh = open(written["plan_sh"]).read()
-    # Every row at seed 1 first, then the second seed of the four rows that have one.
+    # Every row at seed 1 first, then the further seeds of the four rows that have them.
     order = [line.split("--output_dir=")[1].split()[0].rsplit("/", 1)[1] for line in plan_sh.splitlines()
              if "run_translation.py" in line]
-    assert len(order) == 14 and order[:10] == ["transformer-tiny_%s_seed1" % r.name.split("/")[1]
+    assert len(order) == 18 and order[:10] == ["transformer-tiny_%s_seed1" % r.name.split("/")[1]
                                                 for r in nmt_experiments.rows(scale)]
-    assert order[10:] == ["transformer-tiny_%s_seed2" % n for n in ("none", "embeddings", "attention", "ffn")]
-    assert "Seeds 1, 2 for transformer-tiny/none, transformer-tiny/embeddings" in open(written["plan_md"]).read()
-    assert "Expected time: about 56 minutes for 14 runs" in capsys.readouterr().out
+    assert order[10:] == ["transformer-tiny_%s_seed%d" % (n, seed) for seed in (2, 3)
+                          for n in ("none", "embeddings", "attention", "ffn")]
+    assert "Seeds 1, 2, 3 for transformer-tiny/none, transformer-tiny/embeddings" in open(written["plan_md"]).read()
+    # Trained to convergence: at most 8000 steps, stopping after 5 dev evaluations without a better BLEU.
+    assert plan_sh.count("--num_train_steps=8000") == 18 and plan_sh.count("--early_stopping_patience=5") == 18
+    assert "Expected time" not in capsys.readouterr().out  # not measured at this scale yet
 
 
 def test_small_scale_end_to_end_on_a_slice_averages_seeds(monkeypatch, tmp_path):

@@ -309,8 +309,10 @@ def score_split(options, translator, text, num_pairs, split, step, epochs):
 class BestCheckpoint:
     """The dev-BLEU callback: keeps the best checkpoint in output_dir/best/, stops early if told.
 
-    Its state (best BLEU and step, evaluations since, the last step evaluated) is in
-    best/early_stopping.json, so a resumed run continues the count.
+    Its state (best BLEU and step, evaluations since, the last step evaluated, and
+    `history`: every evaluation's step, epochs, BLEU and chrF, the run's learning
+    curve) is in best/early_stopping.json, so a resumed run continues the count
+    and the curve.
     """
 
     def __init__(self, options, built, vocabulary, dev, epochs_of):
@@ -352,6 +354,8 @@ class BestCheckpoint:
             self.best_of_this_process = (step, dict(results), translations)
         else:
             state["evaluations_since_best"] = state.get("evaluations_since_best", 0) + 1
+        state.setdefault("history", []).append(
+            {key: results[key] for key in ("global_step", "epochs", "bleu", "chrf") if key in results})
         logging.info("Dev BLEU %.2f at step %d (%.2f epochs); best %.2f at step %d.", results["bleu"], step,
                      results["epochs"], state["best_bleu"], state["best_step"])
         patience = self.options.early_stopping_patience
@@ -464,7 +468,9 @@ def run(options, callbacks=(), given=None):
                 results[split], _ = score_split(options, translator, found[split][0], found[split][1], split,
                                                 step, epochs_of(step))
             if split in found:
-                results[split].update(read_early_stopping(options.output_dir))
+                # The early-stopping figures beside the scores; the curve stays in its own file.
+                results[split].update({key: value for key, value in read_early_stopping(options.output_dir).items()
+                                       if key != "history"})
                 run_setup.write_eval_results(options.output_dir, results[split], "%s_results.txt" % name)
                 run_setup.write_eval_summaries(options.output_dir, results[split], step, name=name)
     return results

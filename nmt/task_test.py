@@ -166,7 +166,9 @@ def test_best_checkpoint_and_early_stopping(data, tmp_path, monkeypatch):
     state = translation.read_early_stopping(str(out))
     # Evaluations at steps 1..4: best 12 at step 2, then two without a better BLEU: stop at step 4.
     assert state == dict(best_bleu=12.0, best_step=2, best_epochs=pytest.approx(2 * 8 / 400),
-                         evaluations_since_best=2, stopped=True, last_evaluated_step=4)
+                         evaluations_since_best=2, stopped=True, last_evaluated_step=4, history=[
+                             dict(global_step=step, epochs=pytest.approx(step * 8 / 400), bleu=bleu)
+                             for step, bleu in ((1, 10.0), (2, 12.0), (3, 11.0), (4, 11.5))])
     assert os.path.basename(tf.train.latest_checkpoint(str(out))) == "model.ckpt-4"
     # A re-run does not train further.
     translation.run(dataclasses.replace(options, do_eval=False, early_stopping_patience=0))
