@@ -96,12 +96,34 @@ def _families(rows):
     return list(dict.fromkeys(row["family"] for row in rows))
 
 
+def _span(values):
+    """"128" or "128–192"."""
+    low, high = min(values), max(values)
+    return "%d" % low if low == high else "%d–%d" % (low, high)
+
+
+def _as_run(rows):
+    """The sizes the rows ran with: "d = 128, d_p = 16" (ranges where they differ)."""
+    return "d = %s, d_p = %s" % (_span([row["run_config"]["hidden_size"] for row in rows]),
+                                 _span([row["run_config"]["head_size"] for row in rows]))
+
+
+def _title(results):
+    """The figure's title (the paper's sizes) and a line with the sizes as run."""
+    rows = results["rows"]
+    run = rows[0]["run_config"]
+    return "%s\nthe paper's sizes; %s scale as run: layers %d, %s, FFN %s, seeds %d" % (
+        results["title"], results["scale"], run["num_layers"], _as_run(rows),
+        _span([row["run_config"]["intermediate_size"] for row in rows]), max(len(row["seeds"]) for row in rows))
+
+
 def _lines(ax, rows, x_of, xlabel, logx=False):
     for family in _families(rows):
-        points = sorted((x_of(row), row["test_perplexity"], row["test_perplexity_std"] or 0)
-                        for row in rows if row["family"] == family)
+        own = [row for row in rows if row["family"] == family]
+        points = sorted((x_of(row), row["test_perplexity"], row["test_perplexity_std"] or 0) for row in own)
         x, y, spread = zip(*points)
-        ax.errorbar(x, y, yerr=spread if any(spread) else None, fmt="o-", capsize=3, label=family)
+        ax.errorbar(x, y, yerr=spread if any(spread) else None, fmt="o-", capsize=3,
+                    label="%s (as run: %s)" % (family, _as_run(own)))
     ax.set_xlabel(xlabel)
     ax.set_ylabel("test perplexity")
     if logx:
@@ -126,7 +148,7 @@ def _freezing(results, path):
     ax.set_ylabel("test perplexity")
     ax.set_xlabel("frozen at random initialisation")
     ax.tick_params(axis="x", labelrotation=20)
-    ax.set_title("%s\n(%s scale)" % (results["title"], results["scale"]), fontsize=9)
+    ax.set_title(_title(results), fontsize=9)
     figure.tight_layout()
     figure.savefig(path, dpi=110)
     plt.close(figure)
@@ -141,12 +163,12 @@ def plot(output_dir, results):
         return path
     figure, axes = plt.subplots(1, 2, figsize=(12, 4.2))
     if results["varies"] == "head_size":
-        _lines(axes[0], rows, lambda row: row["head_size"], "head size d_p", logx=True)
+        _lines(axes[0], rows, lambda row: row["run_config"]["head_size"], "head size d_p, as run", logx=True)
     else:
-        _lines(axes[0], rows, lambda row: row["num_heads"], "heads h", logx=True)
+        _lines(axes[0], rows, lambda row: row["num_heads"], "heads h (as run)", logx=True)
     _lines(axes[1], rows, lambda row: row["params"]["run_scale"] / 1e6, "parameters (millions, as run)")
     axes[0].legend(fontsize=8)
-    figure.suptitle("%s (%s scale)" % (results["title"], results["scale"]), fontsize=9)
+    figure.suptitle(_title(results), fontsize=9)
     figure.tight_layout(rect=(0, 0, 1, 0.93))
     figure.savefig(path, dpi=110)
     plt.close(figure)

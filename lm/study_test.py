@@ -166,16 +166,16 @@ def test_small_scale_matches_parameters_at_its_own_size(name):
         assert count(ours) >= count(target) and (at_start or count(smaller) < count(target))
 
 
-def test_small_scale_plans_two_seeds_per_row_and_needs_real_text(tmp_path, capsys):
+def test_small_scale_plans_three_seeds_per_row_and_needs_real_text(tmp_path, capsys):
     with pytest.raises(ValueError, match="--experiment=lm_figure1 needs --train_file, --eval_file, --test_file, "
                                          "or --tfds_data_dir"):
         studies.run(_options(tmp_path, experiment="lm_figure1", scale="small"))
     written = studies.run(_options(tmp_path, experiment="lm_figure1", scale="small", dry_run=True))
     plan_text = open(written["plan_sh"]).read()
-    assert plan_text.count("run_lm.py") == 12 and plan_text.count("--random_seed=2") == 6
-    assert "fixed_h32_seed2" in plan_text and "fixed_h8" not in plan_text
-    assert "seeds 1, 2" in open(written["plan_md"]).read()
-    assert "Expected time: about 63 minutes for 12 runs on 2 CPU cores (5.2 min per run" in capsys.readouterr().out
+    assert plan_text.count("run_lm.py") == 18 and plan_text.count("--random_seed=3") == 6
+    assert "fixed_h32_seed3" in plan_text and "fixed_h8" not in plan_text
+    assert "seeds 1, 2, 3" in open(written["plan_md"]).read()
+    assert "Expected time: about 94 minutes for 18 runs on 2 CPU cores (5.2 min per run" in capsys.readouterr().out
 
 
 def test_seeds_are_averaged_with_their_spread(monkeypatch, micro_text, tmp_path):
@@ -203,8 +203,8 @@ def test_seeds_are_averaged_with_their_spread(monkeypatch, micro_text, tmp_path)
 def test_freezing_lm_initialises_as_the_toolkit_and_seeds_two_rows(tmp_path):
     written = studies.run(_options(tmp_path, experiment="freezing_lm", scale="small", dry_run=True))
     plan_text = open(written["plan_sh"]).read()
-    assert plan_text.count("run_lm.py") == 9 and plan_text.count("--random_seed=2") == 2
-    assert "none_seed2" in plan_text and "embeddings_seed2" in plan_text and "ffn_seed2" not in plan_text
+    assert plan_text.count("run_lm.py") == 11 and plan_text.count("--random_seed=3") == 2
+    assert "none_seed3" in plan_text and "embeddings_seed3" in plan_text and "ffn_seed2" not in plan_text
     for row in lm_experiments.EXPERIMENTS["freezing_lm"].rows:
         config = json.loads((tmp_path / "configs" / ("%s.json" % row.name)).read_text())
         assert config["initializer"] == "marian" and config["hidden_size"] == 128 and config["head_size"] == 16
