@@ -4,15 +4,25 @@
 `run(options)` validates them, trains the masked-LM + next-sentence task with
 the shared loop (training/trainer.py: checkpoints, exact resume, freezing) and
 writes eval_results.txt.
+
+The original evaluates --input_file, the training records. --eval_input_file
+names held-out records instead: the final evaluation reads them, and during
+training the model is evaluated on them at every saved checkpoint, each
+evaluation appended to output_dir/eval_history.json (`HeldOutCurve`): the run's
+learning curve, kept across a resume.
 """
 
 import dataclasses
+import json
+import os
+from typing import Optional
 
 import tensorflow as tf
 from absl import logging
 
 import modeling
 from options import option
+import outputs
 from training import distribution, pretraining_input, record_files, run_record, run_setup
 from training import trainer as trainer_lib
 from training.pretraining_losses import PretrainingMetrics, pretraining_losses
@@ -32,6 +42,11 @@ class PretrainingOptions(run_setup.BertConfigOptions, TrainingOptions, Evaluatio
     num_train_steps: int = option(100000, "Number of training steps.", minimum=1)
     num_warmup_steps: int = option(10000, "Number of warmup steps.", minimum=0)
     max_eval_steps: int = option(100, "Maximum number of eval steps.", minimum=1)
+    eval_input_file: Optional[str] = option(
+        None, "Held-out TF example files (a glob or comma separated) to evaluate instead of --input_file: "
+        "with --do_train at every saved checkpoint (--max_eval_steps batches of --eval_batch_size, each "
+        "evaluation appended to output_dir/eval_history.json, the learning curve), and with --do_eval at the "
+        "end. Default: --input_file, and no evaluation during training.", new=True)
 
     def validate(self):
         if not self.do_train and not self.do_eval:
@@ -53,10 +68,24 @@ def _model_inputs(batch):
     )
 
 
-def pretraining_task(options, config, input_files, record=None):
-    """The masked-LM + next-sentence task over pre-training records; `record` is the run's (run_record)."""
+EVAL_HISTORY_FILE = "eval_history.json"
+
+
+def pretraining_task(options, config, input_files, record=None, built=None):
+    """The masked-LM + next-sentence task over pre-training records.
+
+    Args:
+      record: the run's (run_record).
+      built: a dict that receives the model as "model" (the held-out curve evaluates it), or None.
+    """
+    built = {} if built is None else built
+
+    def build_model():
+        built["model"] = modeling.build_model(modeling.BertPretrainingModel(config))
+        return built["model"]
+
     return trainer_lib.Task(
-        build_model=lambda: modeling.build_model(modeling.BertPretrainingModel(config)),
+        build_model=build_model,
         make_dataset=lambda batch_size, context: pretraining_input.training_dataset(
             input_files, batch_size, options.max_seq_length, options.max_predictions_per_seq,
             options.random_seed, context,
@@ -67,6 +96,35 @@ def pretraining_task(options, config, input_files, record=None):
         records=dict(run_setup.config_records(config), **run_record.records(record)),
         input_files=input_files,
     )
+
+
+def _evaluated(model, options, input_files, eval_step=None):
+    """(the eval_results.txt figures of --max_eval_steps batches of input_files, the eval step function)."""
+    dataset = pretraining_input.evaluation_dataset(
+        input_files, options.eval_batch_size, options.max_seq_length,
+        options.max_predictions_per_seq,
+    ).take(options.max_eval_steps)
+    if eval_step is None:
+        @tf.function
+        def eval_step(batch):
+            outputs = model(_model_inputs(batch), training=False)
+            return outputs, pretraining_losses(outputs, batch)
+
+    metrics = PretrainingMetrics()
+    batches = 0
+    try:
+        for batch in dataset:
+            outputs, losses = eval_step(batch)
+            metrics.update(outputs, batch, losses)
+            batches += 1
+    except tf.errors.DataLossError as error:
+        raise ValueError(record_files.describe_damage(input_files, error) + ".") from None
+    if batches == 0:
+        raise ValueError(
+            "No full eval batch of --eval_batch_size=%d in %s." % (options.eval_batch_size, input_files)
+        )
+    logging.info("Evaluated %d batches.", batches)
+    return metrics.result(), eval_step
 
 
 def evaluate(options, config, strategy, input_files, trainer=None):
@@ -82,35 +140,48 @@ def evaluate(options, config, strategy, input_files, trainer=None):
     model, step = run_setup.model_to_evaluate(
         options, strategy, pretraining_task(options, config, input_files).build_model, trainer
     )
-    dataset = pretraining_input.evaluation_dataset(
-        input_files, options.eval_batch_size, options.max_seq_length,
-        options.max_predictions_per_seq,
-    ).take(options.max_eval_steps)
-
-    @tf.function
-    def eval_step(batch):
-        outputs = model(_model_inputs(batch), training=False)
-        return outputs, pretraining_losses(outputs, batch)
-
-    metrics = PretrainingMetrics()
-    batches = 0
-    try:
-        for batch in dataset:
-            outputs, losses = eval_step(batch)
-            metrics.update(outputs, batch, losses)
-            batches += 1
-    except tf.errors.DataLossError as error:
-        raise ValueError(record_files.describe_damage(input_files, error) + ".") from None
-    if batches == 0:
-        raise ValueError(
-            "No full eval batch of --eval_batch_size=%d in %s." % (options.eval_batch_size, input_files)
-        )
-    results = dict(metrics.result(), global_step=step)
-    logging.info("Evaluated %d batches.", batches)
+    figures, _ = _evaluated(model, options, input_files)
+    results = dict(figures, global_step=step)
     if distribution.is_chief(strategy):
         run_setup.write_eval_results(options.output_dir, results)
         run_setup.write_eval_summaries(options.output_dir, results, step)
     return results
+
+
+def read_eval_history(output_dir):
+    """The held-out evaluations made during training (eval_history.json), oldest first; [] before the first."""
+    path = os.path.join(output_dir, EVAL_HISTORY_FILE)
+    if not tf.io.gfile.exists(path):
+        return []
+    with tf.io.gfile.GFile(path) as f:
+        return json.load(f)
+
+
+class HeldOutCurve:
+    """A training callback: the model being trained evaluated on held-out records at every checkpoint.
+
+    Each evaluation (the eval_results.txt figures and global_step) is appended
+    to output_dir/eval_history.json, rewritten whole (by the chief), so a
+    resumed run keeps the curve and skips the steps it evaluated before.
+    """
+
+    def __init__(self, options, strategy, built, input_files):
+        self.options, self.strategy, self.built, self.input_files = options, strategy, built, input_files
+        self._eval_step = None
+
+    def __call__(self, step):
+        if step % self.options.save_checkpoints_steps and step != self.options.num_train_steps:
+            return
+        history = read_eval_history(self.options.output_dir)
+        if history and step <= history[-1]["global_step"]:
+            return  # Evaluated before a kill: the trainer calls again for the checkpoint it resumes from.
+        figures, self._eval_step = _evaluated(self.built["model"], self.options, self.input_files, self._eval_step)
+        history.append(dict(figures, global_step=step))
+        logging.info("Held-out masked-LM loss %.4f, accuracy %.4f at step %d.", figures["masked_lm_loss"],
+                     figures["masked_lm_accuracy"], step)
+        if distribution.is_chief(self.strategy):
+            outputs.write_text(os.path.join(self.options.output_dir, EVAL_HISTORY_FILE),
+                               json.dumps(history, indent=1, sort_keys=True) + "\n")
 
 
 def run(options, callbacks=()):
@@ -127,21 +198,26 @@ def run(options, callbacks=()):
     config = run_setup.effective_config(options)
     freezer = run_setup.bert_freezer(options, config)
     input_files = pretraining_input.expand_input_files(options.input_file)
+    eval_files = (pretraining_input.expand_input_files(options.eval_input_file, "--eval_input_file")
+                  if options.eval_input_file else input_files)
     record = run_record.check_training_run(options, ("max_predictions_per_seq",),
                                            input_file=run_record.files_summary(input_files))
     # Before the records are read: multi_worker_mirrored must be set up
     # before TensorFlow runs its first op.
     strategy = run_setup.prepare(options)
-    pretraining_input.check_record_lengths(
-        input_files, options.max_seq_length, options.max_predictions_per_seq
-    )
+    for files in dict.fromkeys((tuple(input_files), tuple(eval_files))):
+        pretraining_input.check_record_lengths(
+            list(files), options.max_seq_length, options.max_predictions_per_seq
+        )
     logging.info("*** Input files: %d ***\n  %s", len(input_files), "\n  ".join(input_files))
     trainer = None
     if options.do_train:
+        built = {}
+        curve = [HeldOutCurve(options, strategy, built, eval_files)] if options.eval_input_file else []
         trainer = trainer_lib.train(
             options, Schedule(options.num_train_steps, options.num_warmup_steps), strategy,
-            pretraining_task(options, config, input_files, record), freezer, callbacks,
+            pretraining_task(options, config, input_files, record, built), freezer, curve + list(callbacks),
         )
     if options.do_eval:
-        return evaluate(options, config, strategy, input_files, trainer)
+        return evaluate(options, config, strategy, eval_files, trainer)
     return None

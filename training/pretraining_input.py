@@ -35,20 +35,20 @@ def feature_spec(max_seq_length, max_predictions_per_seq):
     }
 
 
-def expand_input_files(input_file):
-    """The files named by --input_file: comma-separated globs.
+def expand_input_files(input_file, flag="--input_file"):
+    """The files named by --input_file (or the `flag` given): comma-separated globs.
 
     Raises:
-      ValueError: when a glob matches nothing (naming it) or nothing is given.
+      ValueError: when a glob matches nothing (naming it and the flag) or nothing is given.
     """
     patterns = [p.strip() for p in input_file.split(",") if p.strip()]
     if not patterns:
-        raise ValueError("--input_file is empty: give a file, a glob or a comma-separated list.")
+        raise ValueError("%s is empty: give a file, a glob or a comma-separated list." % flag)
     files = []
     for pattern in patterns:
         matched = sorted(tf.io.gfile.glob(pattern))
         if not matched:
-            raise ValueError("--input_file: the glob %r matches no file." % pattern)
+            raise ValueError("%s: the glob %r matches no file." % (flag, pattern))
         files.extend(matched)
     return files
 

@@ -1,5 +1,6 @@
 """The pre-training run: learning, checkpoints, exact resume after a kill, eval, errors."""
 
+import dataclasses
 import json
 import os
 import signal
@@ -269,3 +270,34 @@ def test_xla_compiled_steps_train_as_the_plain_steps(data_dir, tmp_path, freeze)
     frozen = {n for n in names if freeze and BERT_PARAMETER_GROUPS.group_of(n)[0] == freeze}
     assert len(frozen) > 5 or not freeze
     assert xla_comparison.assert_trains_alike(tmp_path / "False", tmp_path / "True", 2, 4, frozen) > 10
+
+
+def test_held_out_records_give_a_learning_curve_that_survives_a_resume(data_dir, tmp_path):
+    held_out = data_dir / "held_out.tfrecord"
+    if not held_out.exists():
+        write_records(str(held_out), 64, VOCAB, SEQ, PRED, seed=3)
+    output = tmp_path / "curve"
+    options = _options(data_dir, output, eval_input_file=str(held_out), do_eval=True, num_train_steps=60,
+                       save_checkpoints_steps=20, eval_batch_size=16, max_eval_steps=4)
+    pretraining.run(dataclasses.replace(options, num_train_steps=40))
+    first = pretraining.read_eval_history(str(output))
+    assert [point["global_step"] for point in first] == [20, 40]
+    # Resumed to 60 steps: the curve continues, nothing evaluated twice.
+    results = pretraining.run(options)
+    history = pretraining.read_eval_history(str(output))
+    assert history[:2] == first and [point["global_step"] for point in history] == [20, 40, 60]
+    assert sorted(history[-1]) == sorted(EVAL_KEYS)
+    # The final evaluation reads the held-out records: the curve's last point, same model, same batches.
+    assert results == pytest.approx(history[-1])
+    assert history[-1]["masked_lm_loss"] < history[0]["masked_lm_loss"]
+    # Without --eval_input_file: the training records, and no curve.
+    plain = tmp_path / "plain"
+    training_set = pretraining.run(_options(data_dir, plain, do_eval=True, num_train_steps=20, eval_batch_size=16,
+                                            max_eval_steps=4))
+    assert not os.path.exists(plain / pretraining.EVAL_HISTORY_FILE)
+    assert training_set["masked_lm_loss"] != pytest.approx(first[0]["masked_lm_loss"])
+
+
+def test_a_held_out_glob_that_matches_nothing_names_its_flag(data_dir, tmp_path):
+    with pytest.raises(ValueError, match=r"^--eval_input_file: the glob '.*nothing\*' matches no file\.$"):
+        pretraining.run(_options(data_dir, tmp_path / "x", eval_input_file=str(data_dir / "nothing*")))
