@@ -4,13 +4,15 @@ Layout under --output_dir:
   configs/<row>.json                 the row's bert_config.json at this scale
   data/pretrain_<n>.tfrecord         create_pretraining_data output, per stage
   data/heldout.tfrecord              the same from --eval_corpus (scales with held_out)
-  <row>/pretrain_<n>/                run_pretraining (stage 2 starts from stage 1)
-  <row>/heldout/                     run_pretraining --do_eval of the pre-trained model on held-out text
+  <row>/pretrain_<n>/                run_pretraining (stage 2 starts from stage 1); with held-out text
+                                     (scales with held_out), the last stage evaluates it at every
+                                     checkpoint (eval_history.json, the learning curve) and at the end
+                                     (eval_results.txt) instead of its training records
   <row>/probe/                       probe_attention_rank on the pre-trained model
   <row>/mnli_seed<k>/, <row>/squad_seed<k>/   fine-tuning, one folder per seed
 
-With several pre-training seeds, pretrain_<n>, heldout and probe end in
-_seed<s>; fine-tuning starts from the first seed's model.
+With several pre-training seeds, pretrain_<n> and probe end in _seed<s>;
+fine-tuning starts from the first seed's model.
 """
 
 import dataclasses
@@ -19,6 +21,7 @@ from typing import Optional
 
 from reproduction.bert_tables.scales import PRETRAINING_SEED
 from reproduction.plan import Step
+from training.pretraining import EVAL_HISTORY_FILE
 # Fine-tuning seeds: 1, 2, ... (--random_seed of each fine-tuning run).
 FIRST_FINE_TUNING_SEED = 1
 PROBE_FILES = ("ranks.jsonl", "summary.json", "rank_vs_length.png")
@@ -84,9 +87,8 @@ def build(experiment, scale, paths, output_dir, num_seeds, dtype="float32"):
     for first, seed in ((index == 0, seed) for index, seed in enumerate(seeds)):
         suffix = "_seed%d" % seed if len(seeds) > 1 else ""
         for row in experiment.rows:
-            final = _pretraining_steps(steps, row, scale, data, output_dir, suffix, seed, dtype)
-            if paths.eval_corpus:
-                steps.append(_held_out_step(row, scale, data["heldout"], output_dir, final, suffix, seed, dtype))
+            final = _pretraining_steps(steps, row, scale, data, output_dir, suffix, seed, dtype,
+                                       data.get("heldout"))
             probe_dir = os.path.join(output_dir, row.name, "probe" + suffix)
             probe_outputs = tuple(os.path.join(probe_dir, name) for name in PROBE_FILES)
             steps.append(Step(
@@ -102,8 +104,11 @@ def build(experiment, scale, paths, output_dir, num_seeds, dtype="float32"):
     return steps
 
 
-def _pretraining_steps(steps, row, scale, data, output_dir, suffix, seed, dtype):
-    """Appends the row's pre-training stages; returns the final checkpoint."""
+def _pretraining_steps(steps, row, scale, data, output_dir, suffix, seed, dtype, held_out=None):
+    """Appends the row's pre-training stages; returns the final checkpoint.
+
+    held_out: records the last stage evaluates (its learning curve and final figures), or None.
+    """
     previous = None
     for index, stage in enumerate(scale.stages):
         directory = os.path.join(output_dir, row.name, stage.name + suffix)
@@ -121,24 +126,15 @@ def _pretraining_steps(steps, row, scale, data, output_dir, suffix, seed, dtype)
         outputs = [checkpoint(directory, stage.num_train_steps) + ".index"]
         if last:
             outputs.append(os.path.join(directory, "eval_results.txt"))
+        if last and held_out:
+            flags.update(eval_input_file=held_out, eval_batch_size=scale.held_out_batch_size)
+            outputs.append(os.path.join(directory, EVAL_HISTORY_FILE))
         # The report reads the last stage's evaluation; the checkpoints are for the steps after it.
         steps.append(Step("%s/%s%s" % (row.name, stage.name, suffix), row.name, stage.name, "run_pretraining.py",
                           flags, tuple(outputs), seed if suffix else None, distributed=True,
                           kept=tuple(outputs[1:])))
         previous = checkpoint(directory, stage.num_train_steps)
     return previous
-
-
-def _held_out_step(row, scale, records, output_dir, final, suffix, seed, dtype):
-    """run_pretraining.py --do_eval of the row's final checkpoint on the held-out records."""
-    stage = scale.stages[-1]
-    directory = os.path.join(output_dir, row.name, "heldout" + suffix)
-    return Step("%s/heldout%s" % (row.name, suffix), row.name, "heldout", "run_pretraining.py", dict(
-        input_file=records, output_dir=directory, bert_config_file=config_path(output_dir, row),
-        init_checkpoint=final, do_train=False, do_eval=True, max_seq_length=stage.max_seq_length,
-        max_predictions_per_seq=stage.max_predictions_per_seq, eval_batch_size=scale.held_out_batch_size,
-        max_eval_steps=scale.max_eval_steps, dtype=dtype),
-        (os.path.join(directory, "eval_results.txt"),), seed if suffix else None)
 
 
 def _fine_tuning_steps(steps, row, scale, paths, output_dir, final, num_seeds, dtype):

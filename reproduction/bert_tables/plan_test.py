@@ -121,5 +121,7 @@ def test_small_scale_dry_run_needs_no_task_data_and_prints_the_expected_time(tmp
                                                    output_dir=str(tmp_path)))
     plan_text = open(written["plan_sh"]).read()
     assert '--input_file="${EVAL_CORPUS}"' in plan_text and "run_squad.py" not in plan_text
-    assert plan_text.count("run_pretraining.py") == 16 and plan_text.count("probe_attention_rank.py") == 8
-    assert "Expected time: about 40 minutes for 26 steps on 2 CPU cores" in capsys.readouterr().out
+    # Each pre-training evaluates the held-out records at every checkpoint and at the end.
+    assert plan_text.count("run_pretraining.py") == 8 and plan_text.count("probe_attention_rank.py") == 8
+    assert plan_text.count("--eval_input_file=%s/data/heldout.tfrecord" % tmp_path) == 8
+    assert "Expected time: about 40 minutes for 18 steps on 2 CPU cores" in capsys.readouterr().out

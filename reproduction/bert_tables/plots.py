@@ -86,11 +86,20 @@ def _figure2(results, path):
     plt.close(figure)
 
 
+def _run_value(row, varies):
+    """The row's head count or head size as run (the config's), not the paper's."""
+    config = row["config"]
+    if varies == "head_size":
+        return config["head_size"] or config["hidden_size"] // config["num_attention_heads"]
+    return config["num_attention_heads"]
+
+
 def _pretraining(results, path):
     varies = results["varies"]
     rows = [row for row in results["rows"] if "held_out" in row]
-    xs = [row[varies] for row in rows]
-    figure, axes = plt.subplots(1, 3, figsize=(13, 3.8))
+    xs = [_run_value(row, varies) for row in rows]
+    figure, grid = plt.subplots(2, 3, figsize=(14, 8))
+    axes, curves = grid[0], grid[1]
     for ax, (key, title) in zip(axes, (("masked_lm_accuracy", "held-out masked-LM accuracy"),
                                        ("masked_lm_loss", "held-out masked-LM loss"))):
         means = [row["held_out"][key]["mean"] for row in rows]
@@ -98,23 +107,42 @@ def _pretraining(results, path):
         ax.errorbar(xs, means, yerr=spread, fmt="o-", capsize=3, color="tab:blue")
         ax.set_title(title, fontsize=9)
     ranked = [row for row in rows if "mean_logit_rank" in row]
-    axes[2].plot([row[varies] for row in ranked], [row["mean_logit_rank"] for row in ranked], "o-",
+    axes[2].plot([_run_value(row, varies) for row in ranked], [row["mean_logit_rank"] for row in ranked], "o-",
                  label="mean logit rank")
-    axes[2].plot([row[varies] for row in ranked], [row["rank_bound"] for row in ranked], "s--", color="grey",
-                 label="bound min(d_p, n)")
+    axes[2].plot([_run_value(row, varies) for row in ranked], [row["rank_bound"] for row in ranked], "s--",
+                 color="grey", label="bound min(d_p, n)")
     axes[2].set_title("attention logit rank (probe)", fontsize=9)
     axes[2].legend(fontsize=8)
     for ax in axes:
-        ax.set_xlabel(_X_LABELS[varies])
+        ax.set_xlabel(_X_LABELS[varies] + ", as run")
         ax.set_xscale("log", base=2)
         ax.set_xticks(xs)
         ax.set_xticklabels([str(x) for x in xs])
         ax.minorticks_off()
         ax.grid(alpha=0.3)
+    colours = plt.get_cmap("tab10")
+    for index, row in enumerate(rows):
+        for number, curve in enumerate(row.get("held_out_curves", [])):
+            if not curve:
+                continue
+            steps, losses, accuracies = zip(*curve)
+            label = "%s (d_p = %d as run)" % (row["name"], _run_value(row, "head_size"))
+            for ax, values in ((curves[0], losses), (curves[1], accuracies)):
+                ax.plot(steps, values, "o-", markersize=2, linewidth=1, color=colours(index % 10),
+                        label=label if number == 0 else None)
+    for ax, title in ((curves[0], "held-out masked-LM loss"), (curves[1], "held-out masked-LM accuracy")):
+        ax.set_title("%s at every checkpoint (one line per seed)" % title, fontsize=9)
+        ax.set_xlabel("pre-training step")
+        ax.grid(alpha=0.3)
+    curves[0].legend(fontsize=7)
+    curves[2].axis("off")
     seeds = len(rows[0]["held_out"]["masked_lm_accuracy"]["per_seed"]) if rows else 0
-    figure.suptitle("%s — %s scale, pre-training (mean ± std over %d seeds)" % (
-        results["title"], results["scale"], seeds), fontsize=10)
-    figure.tight_layout(rect=(0, 0, 1, 0.93))
+    config = rows[0]["config"] if rows else {}
+    figure.suptitle("%s — %s scale as run: %d layers, d = %s, h = %s, I = %s; pre-training (mean ± std over %d "
+                    "seeds)" % (results["title"], results["scale"], config.get("num_hidden_layers", 0),
+                                config.get("hidden_size"), config.get("num_attention_heads"),
+                                config.get("intermediate_size"), seeds), fontsize=10)
+    figure.tight_layout(rect=(0, 0, 1, 0.95))
     figure.savefig(path, dpi=110)
     plt.close(figure)
 

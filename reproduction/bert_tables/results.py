@@ -19,6 +19,7 @@ import os
 import modeling
 from reproduction.bert_tables import scales
 from reproduction.summary import read_key_values as _read_key_values, summarize
+from training.pretraining import read_eval_history
 
 PAPER_VOCAB_SIZE = 30522  # BERT's uncased WordPiece vocabulary, as the paper's counts assume.
 
@@ -43,9 +44,12 @@ def collect(experiment, scale, steps, vocab_size, extra=None):
     for row in experiment.rows:
         config = scale.config(row, vocab_size)
         own = [s for s in steps if s.row == row.name]
-        pretraining = [s for s in own if s.stage == scale.stages[-1].name][0]  # The first seed's.
+        last_stage = [s for s in own if s.stage == scale.stages[-1].name]
+        pretraining = last_stage[0]  # The first seed's.
         eval_file = os.path.join(pretraining.flags["output_dir"], "eval_results.txt")
-        pre = _read_key_values(eval_file) if os.path.exists(eval_file) else {}
+        # With held-out text the last stage evaluates it, not its training records.
+        held_out_runs = [s for s in last_stage if "eval_input_file" in s.flags and s.is_done()]
+        pre = _read_key_values(eval_file) if os.path.exists(eval_file) and not held_out_runs else {}
         mnli_m, mnli_mm, em, f1 = [], [], [], []
         for step in own:
             if not step.is_done():
@@ -84,11 +88,14 @@ def collect(experiment, scale, steps, vocab_size, extra=None):
             entry.update(mean_logit_rank=summarize([p["mean_rank"] for p in probes])["mean"],
                          mean_logit_rank_per_seed=[p["mean_rank"] for p in probes],
                          rank_bound=probes[0]["mean_bound"])
-        held_out = [_read_key_values(os.path.join(s.flags["output_dir"], "eval_results.txt"))
-                    for s in own if s.stage == "heldout" and s.is_done()]
+        held_out = [_read_key_values(os.path.join(s.flags["output_dir"], "eval_results.txt")) for s in held_out_runs]
         if held_out:
             entry["held_out"] = {key: summarize([h[key] for h in held_out]) for key in
                                  ("masked_lm_accuracy", "masked_lm_loss", "next_sentence_accuracy")}
+            # Per seed, every checkpoint's [step, held-out masked-LM loss, accuracy]: the learning curves.
+            entry["held_out_curves"] = [
+                [[point["global_step"], point["masked_lm_loss"], point["masked_lm_accuracy"]]
+                 for point in read_eval_history(s.flags["output_dir"])] for s in held_out_runs]
         entry.update((extra or {}).get(row.name, {}))
         rows.append(entry)
     return dict(experiment=experiment.name, title=experiment.title, scale=scale.name,
@@ -119,7 +126,7 @@ def markdown(results, scale_note):
     has_held_out = any("held_out" in row for row in results["rows"])
     header = ["row", "d", "h", "d_p", "params (ours)", "params (paper scale)", "params (paper)",
               "SQuAD F1", "SQuAD F1 (paper)", "SQuAD EM", "SQuAD EM (paper)", "MNLI-m", "MNLI-mm",
-              "MNLI (paper)", "MLM acc", "NSP acc"] + (
+              "MNLI (paper)"] + ([] if has_held_out else ["MLM acc", "NSP acc"]) + (
                   ["held-out MLM acc", "held-out MLM loss", "held-out NSP acc"] if has_held_out else []) + (
                   ["mean logit rank (bound min(d_p, n))"] if has_rank else [])
     lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
@@ -133,9 +140,10 @@ def markdown(results, scale_note):
                  _ours(row["squad_f1"], run=run["squad"]), _paper(paper.get("squad_f1")),
                  _ours(row["squad_em"], run=run["squad"]), _paper(paper.get("squad_em")),
                  _ours(row["mnli_m"], run=run["mnli"]), _ours(row["mnli_mm"], run=run["mnli"]),
-                 _paper(paper.get("mnli")),
-                 "%.3f" % pre["masked_lm_accuracy"] if "masked_lm_accuracy" in pre else "—",
-                 "%.3f" % pre["next_sentence_accuracy"] if "next_sentence_accuracy" in pre else "—"]
+                 _paper(paper.get("mnli"))]
+        if not has_held_out:  # the training records' evaluation, as the original run_pretraining.py makes it
+            cells += ["%.3f" % pre["masked_lm_accuracy"] if "masked_lm_accuracy" in pre else "—",
+                      "%.3f" % pre["next_sentence_accuracy"] if "next_sentence_accuracy" in pre else "—"]
         if has_held_out:
             held_out = row.get("held_out", {})
             cells += [_ours(held_out.get(key), 4) for key in ("masked_lm_accuracy", "masked_lm_loss",
@@ -145,8 +153,8 @@ def markdown(results, scale_note):
             cells.append("—" if rank is None else "%.1f (bound %.1f)" % (rank, row["rank_bound"]))
         lines.append("| " + " | ".join(str(c) for c in cells) + " |")
     if has_held_out:
-        lines += ["", "MLM acc and NSP acc: the first pre-training seed, on its training data (as the original "
-                  "run_pretraining.py evaluates). Held-out: mean±std over the pre-training seeds, on --eval_corpus. "
-                  "Mean logit rank: over the probe's examples, every layer and head, mean over the seeds."]
+        lines += ["", "Held-out: mean±std over the pre-training seeds, on --eval_corpus, at the end of "
+                  "pre-training (the plot has every checkpoint's). Mean logit rank: over the probe's examples, "
+                  "every layer and head, mean over the seeds."]
     return "\n".join(lines) + "\n"
 

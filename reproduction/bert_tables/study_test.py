@@ -101,6 +101,9 @@ def test_small_scale_pretrains_two_seeds_evaluates_held_out_text_and_marks_fine_
     # Two seeds are two models: their held-out losses differ.
     losses = row["held_out"]["masked_lm_loss"]["per_seed"]
     assert losses[0] != losses[1] and row["held_out"]["masked_lm_loss"]["std"] > 0
+    # The learning curves: every checkpoint's held-out figures, the last the final evaluation's.
+    assert [curve[-1][1] for curve in row["held_out_curves"]] == pytest.approx(losses)
+    assert [curve[-1][2] for curve in row["held_out_curves"]] == pytest.approx(held_out["per_seed"])
     assert len(row["mean_logit_rank_per_seed"]) == 2 and row["rank_bound"] == 2.0
     assert row["fine_tuning_run"] == dict(mnli=False, squad=False)
     table = open(written["results_md"]).read()
