@@ -67,7 +67,7 @@ import tensorflow as tf  # pylint: disable=wrong-import-position
 import options as options_lib  # pylint: disable=wrong-import-position
 import studies  # pylint: disable=wrong-import-position
 from benchmarks import benchmark_utils  # pylint: disable=wrong-import-position
-from reproduction import runner  # pylint: disable=wrong-import-position
+from reproduction import runner, selection  # pylint: disable=wrong-import-position
 from training import trainer as trainer_lib  # pylint: disable=wrong-import-position
 
 _IMPORTED = time.time()
@@ -209,12 +209,10 @@ def select_steps(plan_steps, row, seed):
     if seed not in seeds:
         raise ValueError("--seed=%s: row %s runs with seeds %s." % (seed, row, ", ".join(map(str, set(seeds)))))
     chosen = [s for s in trained if s.row == row and s.seed == seed]
-    # A step whose outputs the row reads (create_pretraining_data's records, the first row's
-    # vocabulary) runs first.
-    needed = [s for s in plan_steps if s not in chosen and any(
-        str(v).startswith(os.path.dirname(o) + os.sep) for o in s.outputs for c in chosen
-        for v in c.flags.values())]
-    return needed, chosen
+    # The steps the row reads from (create_pretraining_data's records, the first row's vocabulary)
+    # run first, as --rows brings them.
+    _, added = selection.with_dependencies(plan_steps, {s.name for s in chosen})
+    return [s for s in plan_steps if s.name in added], chosen
 
 
 def input_seconds_per_batch(dataset, batches=30):

@@ -72,9 +72,13 @@ def select(steps, rows=None, seeds=None):
         if unknown:
             raise ValueError("--seeds=%s: the plan's runs have seeds %s, not %s." % (
                 seeds, ", ".join(map(str, known)), ", ".join(map(str, unknown))))
-    chosen = {step.name for step in steps if step.row in wanted_rows and (
-        wanted_seeds is None or step.seed is None or step.seed in wanted_seeds)}
-    added = []
+    return with_dependencies(steps, {step.name for step in steps if step.row in wanted_rows and (
+        wanted_seeds is None or step.seed is None or step.seed in wanted_seeds)})
+
+
+def with_dependencies(steps, names):
+    """(the steps named and every earlier step they read from, transitively, in plan order; the added names)."""
+    chosen, added = set(names), []
     # Backwards, so that a step brought in brings the steps it reads from in turn.
     for index in range(len(steps) - 1, -1, -1):
         step = steps[index]
