@@ -55,8 +55,8 @@ class ReproduceOptions(Options):
         None, "A folder of finished runs kept between sessions and machines: each finished step's result "
         "files (never checkpoints) are copied there as it finishes, and a step found there that ran with the "
         "same inputs (flags, and files of the same content wherever they are) is restored instead of run; one "
-        "with other inputs is refused. The committed evidence keeps its runs in docs/results/<scale>/"
-        "<experiment>/runs/. Default: none.", path="output_dir")
+        "with other inputs is refused. The committed evidence's runs go to docs/results/<scale>/<experiment>/"
+        "runs/ of the checkout. Default: none.", path="output_dir")
 
 
 def plan_script(steps, experiment, scale, notes=()):
