@@ -63,11 +63,15 @@ class RunArchive:
         files = step.kept_files()
         return bool(files) and self.holds_inputs(step) and all(os.path.exists(self._path(path)) for path in files)
 
-    def check(self, step):
-        """Raises ValueError, naming the flag, when the held run's inputs differ from the step's."""
+    def check(self, step, current=None):
+        """Raises ValueError, naming the flag, when the held run's inputs differ from the step's.
+
+        current: the step's inputs when known (a finished step's recorded ones), else computed (files hashed).
+        """
         with open(self._inputs_path(step), encoding="utf-8") as f:
             recorded = json.load(f)
-        difference = first_difference(recorded, step.inputs(), self.output_dir, self.produced)
+        current = step.inputs() if current is None else current
+        difference = plan_lib.first_difference(recorded, current, self.output_dir, self.produced)
         if difference:
             name, was, now = difference
             raise ValueError(
@@ -90,26 +94,16 @@ class RunArchive:
         (checked against the step's inputs). A step that keeps nothing leaves its
         inputs alone.
         """
+        with open(step.inputs_file(), encoding="utf-8") as f:
+            recorded = json.load(f)  # checked against the step's by the runner: no need to hash its files again
         if self.holds_inputs(step):
-            self.check(step)
+            self.check(step, recorded)
             if self.holds(step) or not step.kept_files():
                 return False
         for path in step.kept_files():
             _copy(path, self._path(path))
-        with open(step.inputs_file(), encoding="utf-8") as f:
-            recorded = json.load(f)
         _write_json(self._inputs_path(step), plan_lib.portable_inputs(recorded, self.output_dir, self.produced))
         return True
-
-
-def first_difference(recorded, current, output_dir, produced=()):
-    """(flag, recorded value, current value) of the first flag whose portable inputs differ, or None."""
-    portable_recorded = plan_lib.portable_inputs(recorded, output_dir, produced)
-    portable_current = plan_lib.portable_inputs(current, output_dir, produced)
-    for name in sorted(set(recorded) | set(current)):
-        if portable_recorded.get(name) != portable_current.get(name):
-            return name, recorded.get(name), current.get(name)
-    return None
 
 
 def _copy(source, destination):

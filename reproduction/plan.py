@@ -95,10 +95,8 @@ class Step:
         for name, value in self.flags.items():
             if name in _WRITTEN_FLAGS or not isinstance(value, str):
                 continue
-            for part in value.split(","):
-                part = part.strip()
-                if any(part == folder or part.startswith(folder + os.sep) for folder in folders):
-                    return True
+            if any(_in_folders(part.strip(), folders) for part in value.split(",")):
+                return True
         return False
 
     def inputs(self):
@@ -147,8 +145,7 @@ def portable_inputs(inputs, output_dir, produced=()):
 
     def is_produced(value):
         parts = [os.path.normpath(part.strip()) for part in value.split(",") if part.strip()]
-        return bool(parts) and all(any(part == folder or part.startswith(folder + os.sep) for folder in folders)
-                                   for part in parts)
+        return bool(parts) and all(_in_folders(part, folders) for part in parts)
 
     def portable(value):
         if isinstance(value, list):  # [flag value, "<path>: <size> bytes, <hash>", ...]
@@ -161,6 +158,21 @@ def portable_inputs(inputs, output_dir, produced=()):
         return value
 
     return {name: portable(value) for name, value in inputs.items()}
+
+
+def first_difference(recorded, current, output_dir, produced=()):
+    """(flag, recorded value, current value) of the first flag whose portable inputs differ, or None."""
+    portable_recorded = portable_inputs(recorded, output_dir, produced)
+    portable_current = portable_inputs(current, output_dir, produced)
+    for name in sorted(set(recorded) | set(current)):
+        if portable_recorded.get(name) != portable_current.get(name):
+            return name, recorded.get(name), current.get(name)
+    return None
+
+
+def _in_folders(path, folders):
+    """Whether `path` is one of `folders` or lies in one."""
+    return any(path == folder or path.startswith(folder + os.sep) for folder in folders)
 
 
 def output_directories(steps):

@@ -19,7 +19,7 @@ import tf_keras
 from absl import logging
 
 import outputs
-from reproduction import archive as archive_lib
+from reproduction import plan as plan_lib
 
 
 def options_of(step, programs):
@@ -49,7 +49,7 @@ def check_inputs(step, output_dir, produced=()):
         return
     with open(path, encoding="utf-8") as f:
         recorded = json.load(f)
-    difference = archive_lib.first_difference(recorded, current, output_dir, produced)
+    difference = plan_lib.first_difference(recorded, current, output_dir, produced)
     if difference:
         name, was, now = difference
         raise ValueError(
