@@ -18,7 +18,7 @@ SCALE_NOTES = {
     "paper": "Paper scale: transformer-big, -base and -tiny presets, trained to the best dev BLEU.",
     "small": "**Small scale** (transformer-tiny's shape at 3 + 1 layers and 8 heads, with d, d_p and the FFN "
              "divided by 4: d = 64, d_p = 8, FFN 384; a 4k joint vocabulary; batches of 128 pairs, trained to "
-             "convergence: a dev BLEU every 250 steps, stopping after 5 without a better one, at most 8000 steps; "
+             "convergence: a dev BLEU every 250 steps, stopping after 5 without a better one, at most 20000 steps; "
              "seeds 1, 2 and 3 for the baseline and the one-frozen rows) on a real corpus given by path: what one "
              "machine with 2 CPU cores can show of the paper's findings. Not the paper's numbers: those need its "
              "corpora and models at paper scale.",
