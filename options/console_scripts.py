@@ -87,3 +87,7 @@ def run_squad():
 
 def run_translation():
     run_entry_point("run_translation")
+
+
+def unigram_baseline():
+    run_entry_point("unigram_baseline")

@@ -30,12 +30,13 @@ class ReproduceOptions(Options):
     """The flags of every study (each study's data flags are its own)."""
 
     scale: str = option("tiny", "paper: the paper's sizes and schedules (write the plan with --dry_run); "
-                        "small: sized so the paper's effect can show on real text given by path, about an hour "
-                        "per experiment on 2 CPU cores; tiny: every row shrunk the same way, a check that the "
+                        "small: sized so the paper's effect can show on real text given by path on 2 CPU cores, "
+                        "in hours per experiment (runs kept between sessions with --runs_dir); tiny: every row shrunk the same way, a check that the "
                         "pipeline runs, in minutes.", choices=SCALES)
     output_dir: str = option(help="Where the plan, every run and the results go.", path="output_dir")
     vocab_file: Optional[str] = option(
-        None, "BERT tables: the WordPiece vocabulary (paper: BERT's 30522-entry uncased one). lm_*, "
+        None, "BERT tables: the WordPiece vocabulary (paper: BERT's 30522-entry uncased one; small: "
+        "default, one learned from --corpus by the plan's create_vocab.py step). lm_*, "
         "freezing_lm and freezing_nmt: a SentencePiece model (default: the first row learns one from the "
         "training text).")
     dtype: Optional[str] = option(

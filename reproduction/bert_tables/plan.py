@@ -2,8 +2,12 @@
 
 Layout under --output_dir:
   configs/<row>.json                 the row's bert_config.json at this scale
+  data/vocab.txt                     create_vocab.py's WordPiece vocabulary of the corpus (scales that
+                                     learn one, when --vocab_file is not given)
   data/pretrain_<n>.tfrecord         create_pretraining_data output, per stage
   data/heldout.tfrecord              the same from --eval_corpus (scales with held_out)
+  data/unigram.json                  unigram_baseline.py: what word frequencies alone score on the
+                                     held-out masked tokens (scales with held_out)
   <row>/pretrain_<n>/                run_pretraining (stage 2 starts from stage 1); with held-out text
                                      (scales with held_out), the last stage evaluates it at every
                                      checkpoint (eval_history.json, the learning curve) and at the end
@@ -25,6 +29,7 @@ from training.pretraining import EVAL_HISTORY_FILE
 # Fine-tuning seeds: 1, 2, ... (--random_seed of each fine-tuning run).
 FIRST_FINE_TUNING_SEED = 1
 PROBE_FILES = ("ranks.jsonl", "summary.json", "rank_vs_length.png")
+UNIGRAM_FILE = "unigram.json"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -32,6 +37,8 @@ class DataPaths:
     """Where the data lives: --corpus, --mnli_dir, --squad_dir, --vocab_file, --eval_corpus.
 
     A task directory of None: that fine-tuning is not run (small scale without it).
+    learned_vocab_size: when set, vocab_file is learned from the corpus with this
+    many entries at most, by the plan's first step (learned_vocab_path).
     """
 
     corpus: str
@@ -40,6 +47,15 @@ class DataPaths:
     vocab_file: str
     do_lower_case: bool = True
     eval_corpus: Optional[str] = None
+    learned_vocab_size: Optional[int] = None
+
+
+def learned_vocab_path(output_dir):
+    return os.path.join(output_dir, "data", "vocab.txt")
+
+
+def unigram_path(output_dir):
+    return os.path.join(output_dir, "data", UNIGRAM_FILE)
 
 
 def config_path(output_dir, row):
@@ -71,6 +87,12 @@ def build(experiment, scale, paths, output_dir, num_seeds, dtype="float32"):
     """
     steps = []
     data = {}
+    if paths.learned_vocab_size:
+        steps.append(Step(
+            "data/vocab", "", "data", "create_vocab.py", dict(
+                input_file=paths.corpus, output_file=paths.vocab_file, vocab_size=paths.learned_vocab_size,
+                do_lower_case=paths.do_lower_case, num_unused=0),  # every entry learned: nothing is added later
+            (paths.vocab_file,)))
     corpora = [(stage.name, paths.corpus, stage) for stage in scale.stages]
     if paths.eval_corpus:
         corpora.append(("heldout", paths.eval_corpus, scale.stages[-1]))
@@ -83,6 +105,14 @@ def build(experiment, scale, paths, output_dir, num_seeds, dtype="float32"):
                 max_predictions_per_seq=stage.max_predictions_per_seq, random_seed=PRETRAINING_SEED,
                 dupe_factor=scale.dupe_factor),
             (data[name],), kept=()))
+    if paths.eval_corpus:
+        stage = scale.stages[-1]
+        steps.append(Step(
+            "data/unigram", "", "data", "unigram_baseline.py", dict(
+                input_file=data[stage.name], eval_input_file=data["heldout"], vocab_file=paths.vocab_file,
+                output_file=unigram_path(output_dir), max_seq_length=stage.max_seq_length,
+                max_predictions_per_seq=stage.max_predictions_per_seq),
+            (unigram_path(output_dir),)))
     seeds = scale.pretraining_seeds
     for first, seed in ((index == 0, seed) for index, seed in enumerate(seeds)):
         suffix = "_seed%d" % seed if len(seeds) > 1 else ""

@@ -1,5 +1,6 @@
 """The plan at paper scale: the paper's recipe, as command lines our entry points accept."""
 
+import dataclasses
 import shlex
 
 import pytest
@@ -40,6 +41,26 @@ def test_every_command_line_parses_to_the_options_that_run(name, monkeypatch):
     assert len({s.name for s in steps}) == len(steps)
     for step in steps:
         assert _parse(step) == runner.options_of(step, study.TableStudy(name).programs()), step.name
+
+
+def test_small_scale_learns_its_vocabulary_and_scores_the_unigram_baseline(monkeypatch):
+    monkeypatch.setattr(options.paths, "check", lambda flag, path, kind: None)
+    paths = dataclasses.replace(PATHS, vocab_file="/out/data/vocab.txt", eval_corpus="/data/held_out.txt",
+                                mnli_dir=None, squad_dir=None, learned_vocab_size=8000)
+    steps = plan.build(experiments.get("table2b"), scales.SMALL, paths, "/out", 1)
+    assert [s.name for s in steps[:4]] == ["data/vocab", "data/pretrain_32", "data/heldout", "data/unigram"]
+    for step in steps:
+        assert _parse(step) == runner.options_of(step, study.TableStudy("table2b").programs()), step.name
+    vocab, unigram = steps[0].flags, steps[3].flags
+    assert (vocab["input_file"], vocab["output_file"], vocab["vocab_size"], vocab["num_unused"]) == (
+        PATHS.corpus, "/out/data/vocab.txt", 8000, 0)
+    assert all(s.flags["vocab_file"] == "/out/data/vocab.txt" for s in steps if "vocab_file" in s.flags)
+    assert (unigram["input_file"], unigram["eval_input_file"], unigram["output_file"]) == (
+        "/out/data/pretrain_32.tfrecord", "/out/data/heldout.tfrecord", "/out/data/unigram.json")
+    assert (unigram["max_seq_length"], unigram["max_predictions_per_seq"]) == (32, 5)
+    # The vocabulary and the baseline are small files worth keeping; the records are not.
+    assert [s.kept_files() for s in steps[:4]] == [("/out/data/vocab.txt",), (), (), ("/out/data/unigram.json",)]
+    assert steps[1].reads_from(steps[0]) and steps[3].reads_from(steps[1]) and steps[3].reads_from(steps[2])
 
 
 def test_pretraining_follows_the_papers_two_stages():
@@ -116,12 +137,15 @@ def test_the_dry_runs_plan_md_gives_counts_compute_and_matched_standard_models(t
     assert open(written["plan_sh"]).read().startswith("#!/bin/bash\n")
 
 
-def test_small_scale_dry_run_needs_no_task_data_and_prints_the_expected_time(tmp_path, capsys):
+def test_small_scale_dry_run_needs_no_task_data_nor_a_vocabulary(tmp_path):
     written = studies.run(studies.ReproduceOptions(experiment="table2b", scale="small", dry_run=True,
                                                    output_dir=str(tmp_path)))
     plan_text = open(written["plan_sh"]).read()
     assert '--input_file="${EVAL_CORPUS}"' in plan_text and "run_squad.py" not in plan_text
-    # Each pre-training evaluates the held-out records at every checkpoint and at the end.
-    assert plan_text.count("run_pretraining.py") == 8 and plan_text.count("probe_attention_rank.py") == 8
-    assert plan_text.count("--eval_input_file=%s/data/heldout.tfrecord" % tmp_path) == 8
-    assert "Expected time: about 40 minutes for 18 steps on 2 CPU cores" in capsys.readouterr().out
+    # The vocabulary is learned from the corpus, and the unigram baseline scored on the held-out records.
+    assert plan_text.count("create_vocab.py") == 1 and plan_text.count("unigram_baseline.py") == 1
+    assert '--vocab_size=6000' in plan_text and '--vocab_file="${VOCAB_FILE}"' not in plan_text
+    # Three seeds per row; each pre-training evaluates the held-out records at every checkpoint and at the end.
+    assert plan_text.count("run_pretraining.py") == 12 and plan_text.count("probe_attention_rank.py") == 12
+    assert plan_text.count("--eval_input_file=%s/data/heldout.tfrecord --eval_batch_size" % tmp_path) == 12
+    assert '"vocab_size": 6000' in open(tmp_path / "configs" / "dp64.json").read()

@@ -6,7 +6,8 @@ on the right (dashed): the scales differ by orders of magnitude at tiny
 scale, so only the shapes compare. With held-out pre-training numbers (small
 scale): held-out masked-LM accuracy and loss against the varied column (mean
 ± std over pre-training seeds), and the mean logit rank against its bound
-min(d_p, n); the fine-tuning plot, when fine-tuning ran, goes beside it as
+min(d_p, n), with the unigram baseline (word frequencies alone) drawn on the
+accuracy and loss axes; the fine-tuning plot, when fine-tuning ran, goes beside it as
 <experiment>_fine_tuning.png. Figure 2: the same metrics against
 parameter count, one line per family (standard head size d/h vs fixed head
 size), ours on top, the paper's published points below.
@@ -130,6 +131,12 @@ def _pretraining(results, path):
             for ax, values in ((curves[0], losses), (curves[1], accuracies)):
                 ax.plot(steps, values, "o-", markersize=2, linewidth=1, color=colours(index % 10),
                         label=label if number == 0 else None)
+    unigram = results.get("unigram")
+    if unigram:
+        for ax, key in ((axes[0], "accuracy"), (axes[1], "loss"), (curves[0], "loss"), (curves[1], "accuracy")):
+            ax.axhline(unigram[key], linestyle=":", color="black", linewidth=1,
+                       label="unigram baseline (word frequencies)")
+        axes[0].legend(fontsize=7)
     for ax, title in ((curves[0], "held-out masked-LM loss"), (curves[1], "held-out masked-LM accuracy")):
         ax.set_title("%s at every checkpoint (one line per seed)" % title, fontsize=9)
         ax.set_xlabel("pre-training step")

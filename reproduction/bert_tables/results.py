@@ -9,7 +9,8 @@ standard deviation over the fine-tuning seeds (sample standard deviation;
 0 with one seed) and per seed. At a scale with held-out text and several
 pre-training seeds (small), the held-out masked-LM accuracy and loss are
 mean ± std over the pre-training seeds, and fine-tuning that was not run
-says so. results.md sets them out in the paper's
+says so, and the unigram baseline (what word frequencies alone score on the
+held-out masked tokens, unigram_baseline.py) stands beside them. results.md sets them out in the paper's
 layout with the paper's published numbers in their own, labelled columns.
 """
 
@@ -98,8 +99,13 @@ def collect(experiment, scale, steps, vocab_size, extra=None):
                  for point in read_eval_history(s.flags["output_dir"])] for s in held_out_runs]
         entry.update((extra or {}).get(row.name, {}))
         rows.append(entry)
-    return dict(experiment=experiment.name, title=experiment.title, scale=scale.name,
-                varies=experiment.varies, rows=rows)
+    found = dict(experiment=experiment.name, title=experiment.title, scale=scale.name,
+                 varies=experiment.varies, rows=rows)
+    unigram = [s for s in steps if s.program == "unigram_baseline.py" and s.is_done()]
+    if unigram:
+        with open(unigram[0].flags["output_file"], encoding="utf-8") as f:
+            found["unigram"] = json.load(f)
+    return found
 
 
 def _ours(summary, digits=2, run=True):
@@ -156,5 +162,11 @@ def markdown(results, scale_note):
         lines += ["", "Held-out: mean±std over the pre-training seeds, on --eval_corpus, at the end of "
                   "pre-training (the plot has every checkpoint's). Mean logit rank: over the probe's examples, "
                   "every layer and head, mean over the seeds."]
+    unigram = results.get("unigram")
+    if unigram:
+        lines += ["", "Unigram baseline on the same held-out masked tokens (word frequencies of the training "
+                  "records, no context): accuracy %.4f (always %r), loss %.4f. A row near these figures has "
+                  "learned word frequencies, not context." % (unigram["accuracy"], unigram["most_frequent_token"],
+                                                             unigram["loss"])]
     return "\n".join(lines) + "\n"
 

@@ -66,6 +66,8 @@ class Scale:
     pretraining_seeds: tuple = (PRETRAINING_SEED,)  # run_pretraining --random_seed of each row's runs.
     held_out: bool = False  # The masked LM is evaluated on --eval_corpus, which the scale needs,
     held_out_batch_size: int = 32  # in batches of this many sequences.
+    # Without --vocab_file, a WordPiece vocabulary of at most this many entries is learned from --corpus.
+    learned_vocab_size: Optional[int] = None
     minutes: Optional[dict] = None  # {experiment: wall-clock minutes measured on 2 CPU cores}.
 
     def config(self, row, vocab_size, max_position_embeddings=512):
@@ -103,12 +105,12 @@ TINY = Scale(
 
 SMALL = Scale(
     name="small", num_layers=2, shrink=4, train_batch_size=64, learning_rate=1e-3,
-    stages=(PretrainingStage("pretrain_32", 32, 5, 1500, 100),),
-    save_checkpoints_steps=500, dupe_factor=2,
+    stages=(PretrainingStage("pretrain_32", 32, 5, 10000, 1000),),
+    save_checkpoints_steps=500, dupe_factor=5,
     mnli=dict(max_seq_length=64, train_batch_size=32, learning_rate=1e-4, num_train_epochs=1.0),
     squad=dict(max_seq_length=128, doc_stride=64, max_query_length=32, train_batch_size=32, learning_rate=1e-4,
                num_train_epochs=1.0),
-    default_num_seeds=1, max_eval_steps=100, pretraining_seeds=(1, 2), held_out=True, minutes={"table2b": 40},
+    default_num_seeds=1, max_eval_steps=100, pretraining_seeds=(1, 2, 3), held_out=True, learned_vocab_size=6000,
 )
 
 SCALES = {s.name: s for s in (PAPER, TINY, SMALL)}

@@ -13,7 +13,7 @@ from typing import Optional
 
 from absl import logging
 
-from analysis import attention_rank
+from analysis import attention_rank, unigram_baseline
 from reproduction import sample_data
 from modeling import compute_cost, parameter_matching
 from options import Options, option
@@ -24,6 +24,7 @@ from reproduction import tiny_data
 from reproduction.bert_tables import experiments, plan as plan_lib, plots, results as results_lib, scales
 from reproduction.plan import output_directories
 from reproduction.study import Plan, Study, scale_of
+from tokenization import vocab_builder
 from training import classification, compute_dtype, pretraining, squad
 
 PAPER_VOCAB_SIZE = results_lib.PAPER_VOCAB_SIZE
@@ -97,9 +98,15 @@ def data_paths(options):
                  vocab_file=options.vocab_file, eval_corpus=options.eval_corpus)
     if options.scale == "tiny" and not any(v for k, v in given.items() if k != "eval_corpus"):
         return make_tiny_data(os.path.join(options.output_dir, "sample_data"))
+    scale = scales.SCALES[options.scale]
     # With held-out text, fine-tuning is optional: its columns say "not run" without the task's data.
-    required = (("corpus", "vocab_file", "eval_corpus") if scales.SCALES[options.scale].held_out
+    required = (("corpus", "vocab_file", "eval_corpus") if scale.held_out
                 else ("corpus", "mnli_dir", "squad_dir", "vocab_file"))
+    learned_vocab_size = None
+    if scale.learned_vocab_size and not options.vocab_file:
+        required = tuple(name for name in required if name != "vocab_file")
+        learned_vocab_size = scale.learned_vocab_size
+        given["vocab_file"] = plan_lib.learned_vocab_path(options.output_dir)
     missing = [name for name in required if not given[name]]
     if missing and not options.dry_run:
         raise ValueError("--scale=%s needs %s (where the data lives)."
@@ -117,7 +124,7 @@ def data_paths(options):
         raise ValueError("--vocab_file=%s does not exist." % options.vocab_file)
     # A dry run without a required path writes a shell variable (${CORPUS}, ...), for the cluster to set.
     paths = {name: value or ("${%s}" % name.upper() if name in required else None) for name, value in given.items()}
-    return plan_lib.DataPaths(do_lower_case=options.do_lower_case, **paths)
+    return plan_lib.DataPaths(do_lower_case=options.do_lower_case, learned_vocab_size=learned_vocab_size, **paths)
 
 
 def vocab_size_of(vocab_file):
@@ -218,7 +225,9 @@ class TableStudy(Study):
 
     def programs(self):
         return {
+            "create_vocab.py": (vocab_builder.CreateVocabOptions, vocab_builder.run),
             "create_pretraining_data.py": (CreatePretrainingDataOptions, pipeline.run),
+            "unigram_baseline.py": (unigram_baseline.UnigramBaselineOptions, unigram_baseline.run),
             "run_pretraining.py": (pretraining.PretrainingOptions, pretraining.run),
             "run_classifier.py": (classification.ClassifierOptions, classification.run),
             "run_squad.py": (squad.SquadOptions, squad.run),
@@ -229,7 +238,9 @@ class TableStudy(Study):
         # Looked up now, so that a test can swap in smaller experiments and scales.
         experiment, scale = experiments.get(self.name), scale_of(scales.SCALES, options)
         paths = data_paths(options)
-        vocab_size = vocab_size_of(paths.vocab_file)
+        # A learned vocabulary is not there yet when the configs are written: they take the size asked
+        # for. A corpus too small for it gives fewer entries, and the rows past them are never an input or a target.
+        vocab_size = paths.learned_vocab_size or vocab_size_of(paths.vocab_file)
         num_seeds = options.num_seeds or scale.default_num_seeds
         dtype = options.dtype or (compute_dtype.preferred_dtype() if scale.name == "tiny" else "float32")
         output_dir = options.output_dir

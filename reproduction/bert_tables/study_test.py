@@ -93,9 +93,20 @@ def test_small_scale_pretrains_two_seeds_evaluates_held_out_text_and_marks_fine_
         micro, monkeypatch, tmp_path):
     monkeypatch.setitem(scales.SCALES, "small", MICRO_SMALL)
     options = _options(micro, tmp_path / "out", scale="small", eval_corpus=micro.eval_corpus, mnli_dir=None,
-                       squad_dir=None)
+                       squad_dir=None, vocab_file=None)
     written = studies.run(options)
     [row] = written["results"]["rows"]
+    # Without --vocab_file the plan learns a WordPiece vocabulary from the corpus, and every step uses it.
+    learned = str(tmp_path / "out" / "data" / "vocab.txt")
+    with open(learned, encoding="utf-8") as f:
+        vocab = f.read().splitlines()
+    assert vocab[:5] == ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] and {"cat", "gold", "."} <= set(vocab)
+    assert row["config"]["vocab_size"] == 64 >= len(vocab)
+    # The unigram baseline of the held-out masked tokens, from the records the plan made with that vocabulary.
+    unigram = written["results"]["unigram"]
+    assert unigram["vocab_size"] == len(vocab) and unigram["most_frequent_token"] in vocab
+    assert 0.0 < unigram["accuracy"] < 1.0 and unigram["loss"] > 0.0
+    assert "Unigram baseline on the same held-out masked tokens" in open(written["results_md"]).read()
     held_out = row["held_out"]["masked_lm_accuracy"]
     assert len(held_out["per_seed"]) == 2 and 0.0 <= min(held_out["per_seed"]) <= max(held_out["per_seed"]) <= 1.0
     # Two seeds are two models: their held-out losses differ.
@@ -110,6 +121,7 @@ def test_small_scale_pretrains_two_seeds_evaluates_held_out_text_and_marks_fine_
     assert "| held-out MLM acc |" in table and "| not run |" in table and "Small scale" in table
     plan_text = open(written["plan_sh"]).read()
     assert "--input_file=%s" % micro.eval_corpus in plan_text and "run_classifier.py" not in plan_text
+    assert plan_text.count("--vocab_file=%s" % learned) == 2 + 1 + 2  # the records, the baseline, the probes
     assert "pretrain_32_seed2" in plan_text and "--random_seed=2" in plan_text
     with open(written["plot"], "rb") as f:
         assert f.read(8) == b"\x89PNG\r\n\x1a\n"
