@@ -63,7 +63,8 @@ def test_run_writes_the_baseline_worked_by_hand(files):
 
 
 def test_records_of_another_length_name_the_flag(files):
-    with pytest.raises(ValueError, match=r"train.tfrecord: masked_lm_positions has length 3 but --max_predictions_per_seq=5"):
+    with pytest.raises(ValueError,
+                       match=r"train.tfrecord: masked_lm_positions has length 3 but --max_predictions_per_seq=5"):
         unigram_baseline.run(options(files, max_predictions_per_seq=5))
 
 

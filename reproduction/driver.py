@@ -31,8 +31,8 @@ class ReproduceOptions(Options):
 
     scale: str = option("tiny", "paper: the paper's sizes and schedules (write the plan with --dry_run); "
                         "small: sized so the paper's effect can show on real text given by path on 2 CPU cores, "
-                        "in hours per experiment (runs kept between sessions with --runs_dir); tiny: every row shrunk the same way, a check that the "
-                        "pipeline runs, in minutes.", choices=SCALES)
+                        "in hours per experiment (runs kept between sessions with --runs_dir); tiny: every row "
+                        "shrunk the same way, a check that the pipeline runs, in minutes.", choices=SCALES)
     output_dir: str = option(help="Where the plan, every run and the results go.", path="output_dir")
     vocab_file: Optional[str] = option(
         None, "BERT tables: the WordPiece vocabulary (paper: BERT's 30522-entry uncased one; small: "
