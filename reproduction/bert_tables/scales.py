@@ -15,16 +15,17 @@ every stage runs and its numbers land in the tables, not the paper's
 findings: a 2-layer model trained for seconds on a few hundred kilobytes of
 docstrings says nothing about 24-layer BERT.
 
-`small` is sized for Table 2B on real English text in about an hour on 2
-CPU cores: 2 layers, d, I, d_p and the sequence length divided by 4 (d = 128,
-h = 8, I = 1024; d_p = 8, 16, 32, 64 against n = 32, the same ratios d_p/n
-as the paper's 32..256 against 128), one pre-training stage of 1500 steps of
-batch 64, two pre-training seeds per row, the masked LM evaluated on held-out
-text (--eval_corpus). Fine-tuning runs only when --mnli_dir / --squad_dir are
-given. Two layers, not four: on three books, 4 layers at this schedule stayed
-at the unigram plateau (masked-LM loss flat at 6.5 from step 200 to 1000),
-while 2 layers left it (held-out masked-LM accuracy 0.12 at step 1000 against
-0.057 for always predicting the most frequent token).
+`small` is sized for Table 2B on real English text on 2 CPU cores, in hours:
+2 layers, d, I, d_p and the sequence length divided by 4 (d = 128, h = 8,
+I = 1024; d_p = 8, 16, 32, 64 against n = 32, the same ratios d_p/n as the
+paper's 32..256 against 128). The vocabulary is learned from the corpus
+(6000 WordPiece entries, what two books support) unless --vocab_file is
+given; one pre-training stage of 10000 steps of batch 64 (1000 warm-up), three
+pre-training seeds per row, the masked LM evaluated on held-out text
+(--eval_corpus) at every checkpoint and set against the unigram baseline.
+Fine-tuning runs only when --mnli_dir / --squad_dir are given. With BERT's
+30k vocabulary and 1500 steps, the rows with d_p >= n/2 never left the unigram
+plateau.
 """
 
 import dataclasses
