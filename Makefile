@@ -11,7 +11,7 @@ CYTHON_SOURCES := pretraining_data/_mersenne_twister.pyx pretraining_data/_insta
 CYTHON_HEADERS := pretraining_data/_mersenne_twister.pxd
 EXTENSIONS_STAMP := $(VENV)/.built-extensions
 
-.PHONY: setup test demo demo-papers benchmark bazel-check clean
+.PHONY: setup test demo demo-papers benchmark bazel-check build-file clean
 
 setup: $(STAMP) $(EXTENSIONS_STAMP)
 
@@ -43,11 +43,15 @@ demo-papers: setup
 # BUILD checked by Bazel, offline: every target loads, every file and dep
 # resolves, and a few py_test targets run (tools/bazel_check.sh). Debian's
 # Bazel 4 is installed when missing (root; ~20 s, 150 MB).
-BAZEL_TESTS := //:pretraining_data_progress_test //:classifier_submission_test //:freezing_selectors_test
+BAZEL_TESTS := //:pretraining_data_progress_test //:classifier_data_submission_test //:freezing_selectors_test
 
 bazel-check: setup
 	command -v bazel >/dev/null || { apt-get update -qq && apt-get install -y -qq bazel-bootstrap >/dev/null; }
 	tools/bazel_check.sh --test $(BAZEL_TESTS)
+
+# BUILD from the code's imports (tools/build_file.py; the standard library only, no set-up needed).
+build-file:
+	$(PYTHON) tools/build_file.py
 
 # The peers it measures against (benchmarks/requirements.txt) are installed first.
 # The PyTorch peers of the step and inference benchmarks run in an interpreter of your choice that

@@ -26,7 +26,7 @@ STUB_SRC="$ROOT/tools/bazel_stub"
 WORK="${BAZEL_CHECK_DIR:-$ROOT/build/bazel_check}"
 BAZEL="${BAZEL:-bazel}"
 PYTHON_BIN="${BAZEL_CHECK_PYTHON:-$ROOT/.venv/bin/python}"
-DEFAULT_TESTS=(//:pretraining_data_progress_test //:classifier_submission_test)
+DEFAULT_TESTS=(//:pretraining_data_progress_test //:classifier_data_submission_test)
 
 run_tests=0
 tests=()
