@@ -1,7 +1,9 @@
-"""Test support for analysis: tiny BERT checkpoints, their vocabulary and config files."""
+"""Test support for analysis: tiny BERT checkpoints, their vocabulary and config files; masked-LM records."""
 
 import json
 import os
+
+import tensorflow as tf
 
 import modeling
 from modeling.testing import original_bert_numpy
@@ -65,3 +67,17 @@ def write_initial_model(directory, head_size):
     init_checkpoint = modeling.save_checkpoint(model, os.path.join(directory, "model.ckpt"))
     return dict(config=config, vocab_file=vocab_file, bert_config_file=bert_config_file,
                 init_checkpoint=init_checkpoint)
+
+
+def write_masked_lm_records(path, examples, max_seq_length=8, max_predictions=3):
+    """TFRecord file of create_pretraining_data's schema; `examples` are (masked ids, weights) pairs."""
+    def ints(values):
+        return tf.train.Feature(int64_list=tf.train.Int64List(value=values))
+    with tf.io.TFRecordWriter(str(path)) as writer:
+        for ids, weights in examples:
+            features = {name: ints([0] * max_seq_length) for name in ("input_ids", "input_mask", "segment_ids")}
+            features.update(masked_lm_positions=ints([1] * max_predictions), masked_lm_ids=ints(ids),
+                            masked_lm_weights=tf.train.Feature(float_list=tf.train.FloatList(value=weights)),
+                            next_sentence_labels=ints([0]))
+            writer.write(tf.train.Example(features=tf.train.Features(feature=features)).SerializeToString())
+    return str(path)

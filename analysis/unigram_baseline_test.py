@@ -5,25 +5,11 @@ import json
 import math
 
 import pytest
-import tensorflow as tf
 
 from analysis import unigram_baseline
+from analysis.testing import write_masked_lm_records as write_records
 
 VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "cat", "sat"]
-
-
-def write_records(path, examples, max_seq_length=8, max_predictions=3):
-    """TFRecord file of create_pretraining_data's schema; `examples` are (masked ids, weights) pairs."""
-    def ints(values):
-        return tf.train.Feature(int64_list=tf.train.Int64List(value=values))
-    with tf.io.TFRecordWriter(str(path)) as writer:
-        for ids, weights in examples:
-            features = {name: ints([0] * max_seq_length) for name in ("input_ids", "input_mask", "segment_ids")}
-            features.update(masked_lm_positions=ints([1] * max_predictions), masked_lm_ids=ints(ids),
-                            masked_lm_weights=tf.train.Feature(float_list=tf.train.FloatList(value=weights)),
-                            next_sentence_labels=ints([0]))
-            writer.write(tf.train.Example(features=tf.train.Features(feature=features)).SerializeToString())
-    return str(path)
 
 
 @pytest.fixture
