@@ -19,8 +19,8 @@ docstrings says nothing about 24-layer BERT.
 2 layers, d, I, d_p and the sequence length divided by 4 (d = 128, h = 8,
 I = 1024; d_p = 8, 16, 32, 64 against n = 32, the same ratios d_p/n as the
 paper's 32..256 against 128). The vocabulary is learned from the corpus
-(6000 WordPiece entries, what two books support) unless --vocab_file is
-given; one pre-training stage of 10000 steps of batch 64 (1000 warm-up), three
+(at most 6000 WordPiece entries, what two books support) unless --vocab_file
+is given; one pre-training stage of 10000 steps of batch 64 (1000 warm-up), three
 pre-training seeds per row, the masked LM evaluated on held-out text
 (--eval_corpus) at every checkpoint and set against the unigram baseline.
 Fine-tuning runs only when --mnli_dir / --squad_dir are given. With BERT's
