@@ -109,7 +109,8 @@ def test_each_rule_gives_the_target_the_docstring_says(tree):
     test = target(text, "shapes_area_test")
     assert test.startswith("py_test(") and all(dep in test for dep in (
         '":conftest"', '":shapes"', '":shapes_testing"', '"@pypi//pytest"'))
-    assert 'main = "shapes/draw.py"' in target(text, "shapes_draw") and '"@pypi//absl_py"' in target(text, "shapes_draw")
+    draw = target(text, "shapes_draw")
+    assert 'main = "shapes/draw.py"' in draw and '"@pypi//absl_py"' in draw
     # A program named in a string is data of the test that runs it, and so is a top-level file it reads;
     # a docstring naming a program is not.
     assert 'data = [\n        ":run_shapes",\n        "requirements.txt",\n    ],' in target(text, "run_shapes_test")

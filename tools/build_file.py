@@ -183,13 +183,17 @@ def generate(root=ROOT):
     kinds = {}
     for path, target in owner.items():
         first = kinds.setdefault(target.name, (target.kind, target.folder, path))
-        if first[:2] != (target.kind, target.folder) or (target.kind in ("py_binary", "py_test") and first[2] != path):
+        one_file = target.kind in ("py_binary", "py_test")
+        if first[:2] != (target.kind, target.folder) or (one_file and first[2] != path):
             raise BuildFileError("Two targets would be named %r: one for %s, one for %s. Rename one of the files or "
                                  "folders." % (target.name, first[2], path))
         srcs[target.name].append(path)
     targets = {path_target.name: path_target for path_target in owner.values()}
-    binaries = {os.path.basename(path): target.name for path, target in owner.items()
-                if target.kind == "py_binary"}
+    # A program is named by its file name; a top-level entry point wins over a script of the same name in a folder.
+    binaries = {}
+    for path in sorted(owner, key=lambda p: ("/" in p, p)):
+        if owner[path].kind == "py_binary":
+            binaries.setdefault(os.path.basename(path), owner[path].name)
     top_level_files = {name for name in os.listdir(root) if os.path.isfile(os.path.join(root, name))
                        and not name.endswith((".py", ".pyc")) and not name.startswith(".")}
     deps = collections.defaultdict(set)
