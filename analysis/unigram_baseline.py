@@ -55,7 +55,7 @@ def masked_token_counts(files, max_seq_length, max_predictions_per_seq, batch_si
 
 
 def score(train_counts, eval_counts, vocab_size):
-    """(accuracy, loss) of the unigram model of `train_counts` on the tokens of `eval_counts`.
+    """(accuracy, loss, most frequent training id) of the unigram model of `train_counts` on the tokens of `eval_counts`.
 
     Raises:
       ValueError: when either holds no token, or an id lies outside the vocabulary.
@@ -70,7 +70,7 @@ def score(train_counts, eval_counts, vocab_size):
     total_eval = sum(eval_counts.values())
     denominator = sum(train_counts.values()) + vocab_size
     loss = -sum(count * math.log((train_counts[token] + 1) / denominator) for token, count in eval_counts.items())
-    return eval_counts[most_frequent] / total_eval, loss / total_eval
+    return eval_counts[most_frequent] / total_eval, loss / total_eval, most_frequent
 
 
 def run(options):
@@ -83,8 +83,7 @@ def run(options):
         files = pretraining_input.expand_input_files(getattr(options, name), flag)
         pretraining_input.check_record_lengths(files, options.max_seq_length, options.max_predictions_per_seq)
         counts[name] = masked_token_counts(files, options.max_seq_length, options.max_predictions_per_seq)
-    accuracy, loss = score(counts["input_file"], counts["eval_input_file"], len(vocab))
-    most_frequent = counts["input_file"].most_common(1)[0][0]
+    accuracy, loss, most_frequent = score(counts["input_file"], counts["eval_input_file"], len(vocab))
     result = dict(accuracy=accuracy, loss=loss, most_frequent_id=most_frequent,
                   most_frequent_token=vocab[most_frequent], vocab_size=len(vocab),
                   train_masked_tokens=sum(counts["input_file"].values()),

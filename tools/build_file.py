@@ -65,7 +65,7 @@ class BuildFileError(ValueError):
     """What stops the generation, naming the file."""
 
 
-Target = collections.namedtuple("Target", "kind name folder srcs testonly")
+Target = collections.namedtuple("Target", "kind name folder testonly")
 
 
 def _source_files(root):
@@ -118,19 +118,19 @@ def _classify(files, trees):
         stem = os.path.basename(path).rsplit(".", 1)[0]
         helper = _helper_folder(path)
         if path.endswith((".pyx", ".pxd")):
-            owner[path] = Target("pyx_library", _target_name(folder, "extensions"), folder, None, False)
+            owner[path] = Target("pyx_library", _target_name(folder, "extensions"), folder, False)
         elif path.endswith("_test.py"):
-            owner[path] = Target("py_test", _target_name(folder, stem), folder, None, True)
+            owner[path] = Target("py_test", _target_name(folder, stem), folder, True)
         elif path.endswith(".py") and _is_script(trees[path]):
-            owner[path] = Target("py_binary", _target_name(folder, stem), folder, None, helper is not None)
+            owner[path] = Target("py_binary", _target_name(folder, stem), folder, helper is not None)
         elif helper is not None:
             name = _target_name(helper, "testing") if helper else "conftest"
-            owner[path] = Target("py_library", name, helper, None, True)
+            owner[path] = Target("py_library", name, helper, True)
         else:
             if not folder:
                 raise BuildFileError("%s: a top-level module that is neither an entry point (a `__main__` block) "
                                      "nor a test; put it in a package." % path)
-            owner[path] = Target("py_library", folder.replace("/", "_"), folder, None, False)
+            owner[path] = Target("py_library", folder.replace("/", "_"), folder, False)
     return owner
 
 
