@@ -25,7 +25,7 @@ Contenders, each training a causal Transformer LM of the same shape:
 Shapes (--lm_shape, one table each):
 
   small  lm_figure1's fixed-head-size family at reproduce_paper_tables.py
-         --scale=small (lm/experiments.py SMALL): 3 layers, d = 128, d_p = 16,
+         --scale=small (studies/lm/experiments.py SMALL): 3 layers, d = 128, d_p = 16,
          h = 4, 16, 32, FFN 512, V = 4000, batch 64 x 32 tokens, its learning
          rate and schedule (2e-3, 120 warm-up of 1200 steps); 5 steps per round;
   paper  the lm1b_paper model (lm/presets.py): 6 layers, d = 256, d_p = 32,

@@ -3,7 +3,7 @@
 Shapes (--nmt_shape, one table each; "small,base" runs both, one after the
 other):
   small  the model of `reproduce_paper_tables.py --experiment=freezing_nmt
-         --scale=small` (nmt/experiments.py: `SMALL.config` of the baseline
+         --scale=small` (studies/freezing_nmt/experiments.py: `SMALL.config` of the baseline
          row): transformer-tiny's shape at a quarter, d = 64, 8 heads of
          d_p = 8, FFN 384, 3 encoder + 1 decoder layers, V = 4000; training
          batch 128 pairs of up to 24 + 24 tokens; decoding 64 sentences of up

@@ -26,7 +26,7 @@ Shapes (--shape):
                  shape flags' defaults; each flag given on the command line wins);
   table2b_small  Table 2B's standard-head-size row (dp64: d_p = d/h) at
                  reproduce_paper_tables.py --scale=small
-                 (reproduction/bert_tables/scales.py): 2 layers, hidden 128, 8 heads
+                 (studies/bert_tables/scales.py): 2 layers, hidden 128, 8 heads
                  (d/h = 16; Hugging Face's BertForPreTraining takes no other head
                  size), intermediate 1024, vocab 30522, sequence 32, 5 predictions,
                  batch 64; 10 steps per round. Shape flags given on the command line
@@ -118,7 +118,7 @@ _NUM_WARMUP_STEPS = 10000
 
 def table2b_small_shape():
     """The shape flags of --shape=table2b_small, from the small scale of reproduce_paper_tables.py."""
-    from reproduction.bert_tables import experiments, scales
+    from studies.bert_tables import experiments, scales
 
     scale = scales.SMALL
     # The standard-head-size row (d_p = d/h): Hugging Face's BERT takes no other.

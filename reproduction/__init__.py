@@ -2,5 +2,5 @@
 
 `study.Study` is what an experiment implements; `driver.run(options, registry)`
 the whole job; `registry.Registry` finds a study by name. The list of studies
-is the `studies` package; BERT's tables are `reproduction.bert_tables`.
+is the `studies` package; BERT's tables are `studies.bert_tables`.
 """

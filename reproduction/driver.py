@@ -1,6 +1,8 @@
 """The job behind reproduce_paper_tables.py: plan a study's run, run its steps, report.
 
-`ReproduceOptions` declares the flags every study reads; `run(options,
+`ReproduceOptions` declares the flags every study reads, and
+`options_class(registry)` joins them with each registered study's own into
+the class reproduce_paper_tables.py defines its flags from; `run(options,
 registry)` finds the study of --experiment, writes its plan (plan.sh,
 plan.md), then (unless --dry_run) runs every unfinished step (or those of
 --rows and --seeds: reproduction/selection.py), keeping each finished run in
@@ -13,6 +15,7 @@ import dataclasses
 import json
 import os
 import shlex
+import typing
 from typing import Optional
 
 from absl import logging
@@ -34,14 +37,8 @@ class ReproduceOptions(Options):
                         "in hours per experiment (runs kept between sessions with --runs_dir); tiny: every row "
                         "shrunk the same way, a check that the pipeline runs, in minutes.", choices=SCALES)
     output_dir: str = option(help="Where the plan, every run and the results go.", path="output_dir")
-    vocab_file: Optional[str] = option(
-        None, "BERT tables: the WordPiece vocabulary (paper: BERT's 30522-entry uncased one; small: "
-        "default, one learned from --corpus by the plan's create_vocab.py step). lm_*, "
-        "freezing_lm and freezing_nmt: a SentencePiece model (default: the first row learns one from the "
-        "training text).")
     dtype: Optional[str] = option(
-        None, "--dtype of every training run. Default: float32, except the BERT tables at tiny scale: "
-        "bfloat16 where the CPU has native bfloat16 (AVX512-BF16 or AMX), else float32.",
+        None, "--dtype of every training run. Default: the study's (float32 unless its README says otherwise).",
         choices=("float32", "bfloat16", "float16"))
     dry_run: bool = option(False, "Write and print the plan (plan.sh, plan.md); run nothing.")
     rows: Optional[str] = option(
@@ -58,6 +55,65 @@ class ReproduceOptions(Options):
         "same inputs (flags, and files of the same content wherever they are) is restored instead of run; one "
         "with other inputs is refused. The committed evidence's runs go to docs/results/<scale>/<experiment>/"
         "runs/ of the checkout. Default: none.", path="output_dir")
+
+
+_SAME_OPTION = ("type", "default", "choices", "minimum", "new", "path")
+
+
+def _option_facts(options_class, field):
+    hints = typing.get_type_hints(options_class)
+    return dict(type=hints[field.name], default=field.default, choices=field.metadata.get("choices"),
+                minimum=field.metadata.get("minimum"), new=field.metadata.get("new"), path=field.metadata.get("path"))
+
+
+def options_class(registry):
+    """reproduce_paper_tables.py's options: ReproduceOptions, `--experiment`, then every study's own flags.
+
+    A flag several studies read (--vocab_file: a WordPiece vocabulary for the BERT
+    tables, a SentencePiece model for the language models) is one flag: the
+    studies must declare it with the same type, default, choices, minimum and
+    path kind, and its help joins theirs (each says which study it speaks for).
+
+    Args:
+      registry: reproduction.registry.Registry of the known studies.
+
+    Raises:
+      TypeError: naming the flag and the two studies that declare it differently,
+        or a study flag that redeclares one of the engine's.
+    """
+    engine = {field.name for field in dataclasses.fields(ReproduceOptions)} | {"experiment"}
+    declared = {}  # flag -> (study, options class, field, helps)
+    for study in registry.studies():
+        if study.options is None:
+            continue
+        for field in dataclasses.fields(study.options):
+            if field.name in engine:
+                raise TypeError("%s.%s (--experiment=%s) redeclares the engine's --%s." % (
+                    study.options.__name__, field.name, study.name, field.name))
+            if field.name not in declared:
+                declared[field.name] = (study, study.options, field, [field.metadata["help"]])
+                continue
+            first, first_class, first_field, helps = declared[field.name]
+            mine, theirs = _option_facts(study.options, field), _option_facts(first_class, first_field)
+            different = [fact for fact in _SAME_OPTION if mine[fact] != theirs[fact]]
+            if different:
+                raise TypeError("--%s is declared differently by --experiment=%s (%s) and --experiment=%s (%s): %s "
+                                "differ%s." % (field.name, first.name, first_class.__name__, study.name,
+                                                study.options.__name__, ", ".join(different),
+                                                "s" if len(different) == 1 else ""))
+            if field.metadata["help"] not in helps:
+                helps.append(field.metadata["help"])
+    fields = [("experiment", str, option(help="The table or figure: %s." % ", ".join(registry.names()),
+                                         choices=registry.names()))]
+    for name, (_, declaring_class, field, helps) in declared.items():
+        facts = _option_facts(declaring_class, field)
+        default = {} if field.default is dataclasses.MISSING else dict(default=field.default)
+        fields.append((name, facts["type"], option(
+            **default, help=" ".join(helps), choices=facts["choices"], minimum=facts["minimum"], new=facts["new"],
+            path=facts["path"])))
+    joined = dataclasses.make_dataclass("ReproduceOptions", fields, bases=(ReproduceOptions,), kw_only=True)
+    joined.__module__ = __name__
+    return joined
 
 
 def plan_script(steps, experiment, scale, notes=()):

@@ -213,3 +213,54 @@ def test_runs_finished_before_a_runs_dir_was_given_are_kept_then(tmp_path, corpu
     assert sorted(os.listdir(runs)) == ["none_seed1", "none_seed2"]
     with pytest.raises(ValueError, match=r"^--runs_dir=.* is --output_dir: give a folder of its own"):
         _run(tmp_path / "out", corpus, runs_dir=str(tmp_path / "out"))
+
+
+@dataclasses.dataclass(kw_only=True)
+class _TextOptions(Options):
+    corpus: str = option("", help="text: the study's text.")
+    vocab_file: str = option("", help="text: a WordPiece vocabulary.", new=True)
+
+
+@dataclasses.dataclass(kw_only=True)
+class _PairOptions(Options):
+    vocab_file: str = option("", help="pairs: a SentencePiece model.", new=True)
+    pairs: int = option(3, help="pairs: how many.", minimum=1)
+
+
+def _study(name, options_class):
+    return type("_Study_" + name, (Study,), dict(name=name, options=options_class))()
+
+
+def test_the_options_join_the_engine_flags_the_experiment_and_every_study_flag_once():
+    joined = driver.options_class(Registry([_study("text", _TextOptions), _study("plain", None),
+                                            _study("pairs", _PairOptions)]))
+    fields = {field.name: field for field in dataclasses.fields(joined)}
+    assert list(fields)[-4:] == ["experiment", "corpus", "vocab_file", "pairs"]
+    assert set(fields) >= {field.name for field in dataclasses.fields(driver.ReproduceOptions)}
+    assert fields["experiment"].metadata["choices"] == ("text", "plain", "pairs")
+    assert fields["vocab_file"].metadata["help"] == "text: a WordPiece vocabulary. pairs: a SentencePiece model."
+    assert fields["vocab_file"].metadata["new"] is True
+    options = joined(experiment="pairs", output_dir="/tmp/x", pairs=0)
+    assert (options.scale, options.vocab_file, options.corpus) == ("tiny", "", "")
+    with pytest.raises(ValueError, match=r"^--pairs=0 must be positive\.$"):
+        options.validate()
+
+
+@pytest.mark.parametrize("declaration, message", [
+    (option(None, help="pairs: a SentencePiece model.", new=True),
+     r"^--vocab_file is declared differently by --experiment=text \(_TextOptions\) and --experiment=pairs "
+     r"\(_Clash\): default differs\.$"),
+    (option("", help="pairs: a SentencePiece model.", new=False, path="file"),
+     r"^--vocab_file is declared differently .*: new, path differ\.$"),
+])
+def test_a_flag_two_studies_declare_differently_is_refused(declaration, message):
+    clash = dataclasses.make_dataclass("_Clash", [("vocab_file", str, declaration)], bases=(Options,), kw_only=True)
+    with pytest.raises(TypeError, match=message):
+        driver.options_class(Registry([_study("text", _TextOptions), _study("pairs", clash)]))
+
+
+def test_a_study_flag_may_not_redeclare_the_engine_s():
+    clash = dataclasses.make_dataclass("_Clash", [("scale", str, option("tiny", help="Mine."))], bases=(Options,),
+                                       kw_only=True)
+    with pytest.raises(TypeError, match=r"^_Clash\.scale \(--experiment=mine\) redeclares the engine's --scale\.$"):
+        driver.options_class(Registry([_study("mine", clash)]))

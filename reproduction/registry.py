@@ -18,6 +18,9 @@ class Registry:
     def names(self):
         return tuple(self._studies)
 
+    def studies(self):
+        return tuple(self._studies.values())
+
     def get(self, name):
         """The study of --experiment=<name>; ValueError naming the known ones."""
         if name not in self._studies:

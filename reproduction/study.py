@@ -1,10 +1,11 @@
 """What a study is: one experiment of reproduce_paper_tables.py, as the engine runs it.
 
 A study names its experiment (`--experiment=<name>`), lists the entry points
-its steps run (`programs`), and plans a run from the options (`plan`): the
-steps, the lines plan.sh and plan.md hold, and how to report once every step
-is done. The engine (driver, runner) does the rest the same way for every
-study, so a new experiment is a new study and one line in the registry.
+its steps run (`programs`), declares the flags it reads (`options`), and plans
+a run from the options (`plan`): the steps, the lines plan.sh and plan.md
+hold, and how to report once every step is done. The engine (driver, runner)
+does the rest the same way for every study, so a new experiment is a new
+study and one line in the registry, its flags included.
 """
 
 import dataclasses
@@ -56,10 +57,15 @@ class Study:
     """The interface every study implements (see the module docstring).
 
     name: the --experiment value. title: one line, for plans and logs.
+    options: the Options class of the flags the study reads beyond the engine's
+      (reproduction.driver.ReproduceOptions), declared by the study or reused from
+      its family (run_lm.py's text flags); None when it reads none. Studies may
+      share a flag: see reproduction.driver.options_class.
     """
 
     name = None
     title = None
+    options = None
 
     def programs(self):
         """{program: (options class, run function)} of the entry points its steps run."""

@@ -1,40 +1,31 @@
 """Every experiment reproduce_paper_tables.py runs, by name, and its flags.
 
-A study lives with its family (`lm/study.py`, `nmt/study.py`, the BERT tables
-in `reproduction/bert_tables/`) and implements `reproduction.study.Study`. This
-package, above the engine and the families, is the one place that lists them:
-a new experiment is a new study file plus one line in STUDIES.
+Each study is a folder of this package, with its experiments, plan, report
+and a README giving its command and where its results are: `bert_tables`
+(paper 1's BERT tables and figure), `lm` (paper 1's language-model figures
+and paper 2's language-model study), `freezing_nmt` (paper 2's translation
+study), `theorem1`. A study implements `reproduction.study.Study` and declares
+the flags it reads (`Study.options`). This package is the one place that lists
+them, above both the engine and the model families: a new experiment is a new
+folder plus one line in STUDIES, its flags included.
 """
 
-import dataclasses
-
-from lm import study as lm_study
-from lm.task import LmTextOptions
-from nmt import study as nmt_study
-from nmt.task import NmtDataOptions
-from options import option
 from reproduction import driver
-from reproduction.bert_tables import study as bert_tables_study
 from reproduction.registry import Registry
-from reproduction.theorem1 import study as theorem1_study
+from studies.bert_tables import study as bert_tables
+from studies.freezing_nmt import study as freezing_nmt
+from studies.lm import study as lm
+from studies.theorem1 import study as theorem1
 
 STUDIES = Registry([
-    *bert_tables_study.STUDIES,  # table1, table2a, table2b, figure2
-    *lm_study.STUDIES,  # lm_figure1, lm_figure3a, lm_figure3b, lm_figure4, freezing_lm
-    *nmt_study.STUDIES,  # freezing_nmt
-    *theorem1_study.STUDIES,  # theorem1
+    *bert_tables.STUDIES,  # table1, table2a, table2b, figure2
+    *lm.STUDIES,  # lm_figure1, lm_figure3a, lm_figure3b, lm_figure4, freezing_lm
+    *freezing_nmt.STUDIES,  # freezing_nmt
+    *theorem1.STUDIES,  # theorem1
 ])
 
-
-@dataclasses.dataclass(kw_only=True)
-class ReproduceOptions(driver.ReproduceOptions, bert_tables_study.BertTableOptions, LmTextOptions,
-                       NmtDataOptions, theorem1_study.Theorem1Options):
-    """The reproduce_paper_tables.py flags: the engine's, then each study's data flags (the lm_* and
-    freezing_lm experiments read run_lm.py's text flags, freezing_nmt run_translation.py's data flags,
-    theorem1 a checkpoint's)."""
-
-    experiment: str = option(help="The table or figure: %s." % ", ".join(STUDIES.names()),
-                             choices=STUDIES.names())
+# The reproduce_paper_tables.py flags: the engine's, --experiment, then every study's own.
+ReproduceOptions = driver.options_class(STUDIES)
 
 
 def run(options):

@@ -4,8 +4,8 @@
   python tools/build_file.py --check   exits 1, printing a diff, when BUILD is not what it would write
 
 The rules, so that a reader can predict every target:
-- Each folder's modules are one py_library named after the folder ("reproduction/bert_tables" ->
-  reproduction_bert_tables), without its tests, test helpers and scripts.
+- Each folder's modules are one py_library named after the folder ("studies/bert_tables" ->
+  studies_bert_tables), without its tests, test helpers and scripts.
 - Test helpers are one testonly py_library per folder, "<folder>_testing": testing.py, a testing/
   sub-folder and conftest.py ("conftest" at the top level). A test depends on the helpers of
   every conftest.py above it, which pytest loads without an import.

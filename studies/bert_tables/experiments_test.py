@@ -2,7 +2,7 @@
 
 import pytest
 
-from reproduction.bert_tables import experiments, results, scales
+from studies.bert_tables import experiments, results, scales
 
 
 @pytest.mark.parametrize("experiment", list(experiments.EXPERIMENTS.values()), ids=lambda e: e.name)

@@ -23,7 +23,7 @@ import dataclasses
 import os
 from typing import Optional
 
-from reproduction.bert_tables.scales import PRETRAINING_SEED
+from studies.bert_tables.scales import PRETRAINING_SEED
 from reproduction.plan import Step
 from training.pretraining import EVAL_HISTORY_FILE
 # Fine-tuning seeds: 1, 2, ... (--random_seed of each fine-tuning run).

@@ -8,7 +8,7 @@ from absl import flags
 
 import options
 from reproduction import runner
-from reproduction.bert_tables import experiments, plan, scales, study
+from studies.bert_tables import experiments, plan, scales, study
 import studies
 
 TRAINING_PROGRAMS = ("run_pretraining.py", "run_classifier.py", "run_squad.py")

@@ -18,7 +18,7 @@ import json
 import os
 
 import modeling
-from reproduction.bert_tables import scales
+from studies.bert_tables import scales
 from reproduction.summary import read_key_values as _read_key_values, summarize
 from training.pretraining import read_eval_history
 

@@ -6,7 +6,7 @@ import os
 import pytest
 from PIL import Image
 
-from reproduction.bert_tables import experiments, plan, plots, results, scales
+from studies.bert_tables import experiments, plan, plots, results, scales
 
 PATHS = plan.DataPaths(corpus="c", mnli_dir="m", squad_dir="s", vocab_file="v")
 

@@ -32,7 +32,7 @@ import dataclasses
 from typing import Optional
 
 import modeling
-from reproduction.bert_tables import experiments
+from studies.bert_tables import experiments
 
 PRETRAINING_SEED = 12345
 

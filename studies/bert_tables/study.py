@@ -21,7 +21,7 @@ import outputs
 from pretraining_data import pipeline
 from pretraining_data.instances import CreatePretrainingDataOptions
 from reproduction import tiny_data
-from reproduction.bert_tables import experiments, plan as plan_lib, plots, results as results_lib, scales
+from studies.bert_tables import experiments, plan as plan_lib, plots, results as results_lib, scales
 from reproduction.plan import output_directories
 from reproduction.study import Plan, Study, scale_of
 from tokenization import vocab_builder
@@ -51,7 +51,7 @@ PLAN_NOTES = (
 
 @dataclasses.dataclass(kw_only=True)
 class BertTableOptions(Options):
-    """reproduce_paper_tables.py's flags of the BERT tables (with --vocab_file, --dtype of the engine)."""
+    """reproduce_paper_tables.py's flags of the BERT tables."""
 
     corpus: Optional[str] = option(
         None, "Pre-training text for create_pretraining_data.py (files or globs, comma-separated). "
@@ -61,6 +61,9 @@ class BertTableOptions(Options):
         "measured on it. Needed at small scale.")
     mnli_dir: Optional[str] = option(None, "MNLI's GLUE folder (train.tsv, dev_matched.tsv, dev_mismatched.tsv).")
     squad_dir: Optional[str] = option(None, "SQuAD v1.1 folder (train-v1.1.json, dev-v1.1.json).")
+    vocab_file: Optional[str] = option(
+        None, "BERT tables: the WordPiece vocabulary (paper: BERT's 30522-entry uncased one; small: "
+        "default, one learned from --corpus by the plan's create_vocab.py step).")
     do_lower_case: bool = option(True, "Lower-case the text (an uncased vocabulary).")
     num_seeds: Optional[int] = option(
         None, "Fine-tuning seeds per row and task; results are mean ± std over them. Default: 3 at "
@@ -219,6 +222,8 @@ def _flags_text(flags):
 
 class TableStudy(Study):
     """One table or figure of the paper's BERT experiments (experiments.EXPERIMENTS[name])."""
+
+    options = BertTableOptions
 
     def __init__(self, name):
         self.name = name

@@ -6,8 +6,8 @@ import os
 
 import pytest
 
-from reproduction.bert_tables import experiments, scales
-from reproduction.bert_tables.testing import MICRO, MICRO_SMALL, write_micro_data
+from studies.bert_tables import experiments, scales
+from studies.bert_tables.testing import MICRO, MICRO_SMALL, write_micro_data
 import studies
 
 

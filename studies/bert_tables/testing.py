@@ -5,8 +5,8 @@ import json
 
 import numpy as np
 
-from reproduction.bert_tables import scales
-from reproduction.bert_tables.plan import DataPaths
+from studies.bert_tables import scales
+from studies.bert_tables.plan import DataPaths
 
 WORDS = ["the", "cat", "dog", "sat", "ran", "on", "a", "mat", "big", "small", "red", "blue", "gold"]
 CUES = {"entailment": "yes", "contradiction": "no", "neutral": "maybe"}

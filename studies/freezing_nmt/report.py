@@ -11,7 +11,7 @@ import matplotlib.pyplot as plt  # noqa: E402  pylint: disable=wrong-import-posi
 from freezing import PARAMETERS_FILE  # noqa: E402
 from nmt.config import NmtConfig  # noqa: E402
 from nmt.parameter_groups import count_parameters  # noqa: E402
-from nmt import experiments as nmt_experiments  # noqa: E402
+from studies.freezing_nmt import experiments as nmt_experiments  # noqa: E402
 from nmt.task import read_early_stopping  # noqa: E402
 from reproduction.summary import mean_std_text, read_key_values as _read_key_values, seed_figures  # noqa: E402
 

@@ -6,12 +6,16 @@ Tiny scale without data flags runs on the project's synthetic language pair
 output_dir/sample_data/nmt.
 """
 
+import dataclasses
 import os
+from typing import Optional
 
-from nmt import experiments as nmt_experiments, report as nmt_report, synthetic, task
+from nmt import synthetic, task
 from nmt.parameter_groups import count_parameters
+from options import option
 import outputs
 from reproduction.study import Plan, Study, expected_time, scale_of
+from studies.freezing_nmt import experiments as nmt_experiments, report as nmt_report
 
 EXPERIMENT = "freezing_nmt"
 SCALE_NOTES = {
@@ -32,6 +36,14 @@ PLAN_NOTES = (
 )
 DATA_SPLITS = ("train", "dev", "test")
 SYNTHETIC_SIZES = dict(num_train=10000, num_dev=200, num_test=200, lexicon_scale=0.25)
+
+
+@dataclasses.dataclass(kw_only=True)
+class NmtStudyOptions(task.NmtDataOptions):
+    """freezing_nmt's flags: run_translation.py's data flags, and the vocabulary every row shares."""
+
+    vocab_file: Optional[str] = option(
+        None, "freezing_nmt: a SentencePiece model (default: the first row learns one from the training text).")
 
 
 def data_flags(options):
@@ -98,6 +110,7 @@ class NmtStudy(Study):
 
     name = EXPERIMENT
     title = nmt_report.TITLE
+    options = NmtStudyOptions
 
     def programs(self):
         return {"run_translation.py": (task.NmtOptions, task.run)}
@@ -108,7 +121,7 @@ class NmtStudy(Study):
         output_dir = options.output_dir
         flags = data_flags(options)
         os.makedirs(os.path.join(output_dir, "configs"), exist_ok=True)
-        # float32 at both scales unless --dtype: see lm/study.py.
+        # float32 at both scales unless --dtype: see studies/lm/study.py.
         steps = nmt_experiments.build(scale, flags, options.vocab_file, output_dir, options.dtype or "float32")
         for row in nmt_experiments.rows(scale):
             outputs.write_text(nmt_experiments.config_path(output_dir, row), scale.config(row).to_json_string())

@@ -7,7 +7,8 @@ import re
 
 import pytest
 
-from nmt import experiments as nmt_experiments, study as nmt_study, synthetic
+from nmt import synthetic
+from studies.freezing_nmt import experiments as nmt_experiments, study as nmt_study
 from nmt.parameter_groups import count_parameters
 from nmt.task import NmtOptions
 from reproduction import runner

@@ -16,7 +16,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  pylint: disable=wrong-import-position
 
 from freezing import PARAMETERS_FILE  # noqa: E402
-from lm import experiments as lm_experiments  # noqa: E402
+from studies.lm import experiments as lm_experiments  # noqa: E402
 from lm.config import LmConfig  # noqa: E402
 from lm.parameter_groups import count_parameters  # noqa: E402
 from reproduction.summary import mean_std_text, read_key_values as _read_key_values, seed_figures  # noqa: E402

@@ -5,13 +5,17 @@ Tiny scale without text flags makes its text from the bundled sample corpus
 held out for evaluation, the next one for the test set, the rest for training.
 """
 
+import dataclasses
 import os
+from typing import Optional
 
-from lm import experiments as lm_experiments, report, task
+from lm import task
 from lm.parameter_groups import count_parameters
+from options import option
 import outputs
 from reproduction import tiny_data
 from reproduction.study import Plan, Study, expected_time, scale_of
+from studies.lm import experiments as lm_experiments, report
 
 SCALE_NOTES = {
     "paper": "Paper scale: 6 layers, LM1B, the lm1b_paper schedule (250k steps).",
@@ -29,6 +33,15 @@ PLAN_NOTES = (
     "# The first row learns the SentencePiece vocabulary; the others read it from its folder.",
 )
 HELD_OUT_EVERY = 20
+
+
+@dataclasses.dataclass(kw_only=True)
+class LmStudyOptions(task.LmTextOptions):
+    """The language-model studies' flags: run_lm.py's text flags, and the vocabulary every row shares."""
+
+    vocab_file: Optional[str] = option(
+        None, "lm_* and freezing_lm: a SentencePiece model (default: the first row learns one from the training "
+        "text).")
 
 
 def split_sample_text(corpus, data_dir):
@@ -100,6 +113,8 @@ def plan_markdown(steps, experiment, scale, output_dir):
 
 class LmStudy(Study):
     """One language-model experiment (lm_experiments.EXPERIMENTS[name])."""
+
+    options = LmStudyOptions
 
     def __init__(self, name):
         self.name = name

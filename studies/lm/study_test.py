@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from lm import experiments as lm_experiments, study as lm_study
+from studies.lm import experiments as lm_experiments, study as lm_study
 from lm.parameter_groups import count_parameters
 from lm.task import LmOptions
 from reproduction import runner

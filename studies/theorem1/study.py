@@ -18,7 +18,7 @@ from analysis.head_capacity import HeadCapacityOptions, run_from_options
 from options import Options, option
 from reproduction.plan import Step
 from reproduction.study import Plan, Study, scale_of
-from reproduction.theorem1 import report
+from studies.theorem1 import report
 
 NAME = "theorem1"
 OUTPUT_FILE = "capacity.json"
@@ -57,7 +57,7 @@ SCALES = {s.name: s for s in (PAPER, SMALL, TINY)}
 
 @dataclasses.dataclass(kw_only=True)
 class Theorem1Options(Options):
-    """theorem1's own flags: a checkpoint and sentences for real inputs (with --vocab_file, --do_lower_case)."""
+    """theorem1's flags: a checkpoint, its vocabulary and sentences for real inputs."""
 
     bert_config_file: Optional[str] = option(
         None, "theorem1: the config of --init_checkpoint, whose embedding output of a real sentence replaces "
@@ -65,6 +65,8 @@ class Theorem1Options(Options):
     init_checkpoint: Optional[str] = option(None, "theorem1: a BERT checkpoint (prefix or directory).")
     input_file: Optional[str] = option(None, "theorem1: sentences, one per line; each n takes the first with "
                                        "n WordPiece tokens or more.", path="file")
+    vocab_file: Optional[str] = option(None, "theorem1: the WordPiece vocabulary of --init_checkpoint.")
+    do_lower_case: bool = option(True, "Lower-case the text (an uncased vocabulary).")
 
 
 def _real_input_flags(options):
@@ -77,6 +79,7 @@ def _real_input_flags(options):
 
 class Theorem1Study(Study):
     name = NAME
+    options = Theorem1Options
     title = "Theorems 1 and 2: one head's best fit to a target context matrix, against head size d_p"
 
     def programs(self):

@@ -6,8 +6,8 @@ import json
 import pytest
 
 from analysis import testing
-from nmt import experiments as nmt_experiments
-from reproduction.theorem1 import report, study as theorem1_study
+from studies.freezing_nmt import experiments as nmt_experiments
+from studies.theorem1 import report, study as theorem1_study
 import studies
 
 MICRO = dataclasses.replace(theorem1_study.TINY, lengths=(4,), fit_steps=600, theorem2_length=4,
