@@ -47,7 +47,7 @@ from feature_extraction import feature_extractor
 from modeling.attention import MatmulAttention
 from options import option
 from training import init_checkpoint as init_checkpoint_lib
-from training import run_setup
+from training import bert_setup
 
 SUMMARY_SUFFIX = ".summary.json"
 PLOT_SUFFIX = ".rank_vs_length.png"
@@ -518,7 +518,7 @@ def run(input_file, output_file, bert_config, init_checkpoint, tokenizer, max_se
 
 
 @dataclasses.dataclass(kw_only=True)
-class ProbeAttentionRankOptions(run_setup.BertConfigOptions):
+class ProbeAttentionRankOptions(bert_setup.BertConfigOptions):
     """The probe_attention_rank.py flags: extract_features' model and input flags, and the outputs."""
 
     input_file: str = option(help="Text file, one example per line; `a ||| b` for a pair.", path="file")
@@ -543,7 +543,7 @@ def run_from_options(options):
     """
     options.validate()
     tokenization.validate_case_matches_checkpoint(options.do_lower_case, options.init_checkpoint)
-    bert_config = run_setup.effective_config(options)
+    bert_config = bert_setup.effective_config(options)
     tokenizer = tokenization.FullTokenizer(vocab_file=options.vocab_file, do_lower_case=options.do_lower_case)
     return run(options.input_file, options.output_file, bert_config, options.init_checkpoint, tokenizer,
                options.max_seq_length, options.batch_size, options.summary_file, options.plot_file)

@@ -2,7 +2,7 @@
 
 Contenders, each training a causal Transformer LM of the same shape:
 
-  ours          the step run_lm.py runs: `run_setup.prepare` (seeds, tf.random
+  ours          the step run_lm.py runs: `process.prepare` (seeds, tf.random
                 dropout generators, the dtype policy, the strategy), the Task of
                 `lm.task.lm_task` (TransformerLm, the masked next-token loss) with an
                 in-memory dataset, built by `training.trainer.Trainer` (our AdamW
@@ -125,7 +125,7 @@ def shape_configs(name):
     from lm.config import LmConfig
 
     if name == "small":
-        from lm import experiments
+        from studies.lm import experiments
 
         scale = experiments.SMALL
         # The fixed-head-size family of Fig. 1 (its standard partners have other d).
@@ -226,7 +226,7 @@ def build_ours(spec, dtype, output_dir, jit_compile=False):
     from lm import model as transformer_lm
     from lm import task as language_modeling
     from lm.parameter_groups import PARAMETER_GROUPS
-    from training import run_setup
+    from training import model_options, process
     from training import trainer as trainer_lib
     from training.training_options import Schedule, TrainingOptions
 
@@ -236,10 +236,10 @@ def build_ours(spec, dtype, output_dir, jit_compile=False):
             output_dir=output_dir, train_batch_size=spec["batch_size"], learning_rate=spec["learning_rate"],
             iterations_per_loop=spec["steps_per_round"], save_checkpoints_steps=spec["num_train_steps"],
             random_seed=spec["seed"], dtype=dtype, jit_compile=jit_compile)
-        strategy = run_setup.prepare(options)  # As run_lm.py: seeds, dropout generators, policy.
+        strategy = process.prepare(options)  # As run_lm.py: seeds, dropout generators, policy.
         task = dataclasses.replace(language_modeling.lm_task(None, config, None, None),
                                    make_dataset=lambda batch_size, context: dataset)
-        freezer = run_setup.make_freezer(options, PARAMETER_GROUPS, config.num_hidden_layers,
+        freezer = model_options.make_freezer(options, PARAMETER_GROUPS, config.num_hidden_layers,
                                          transformer_lm.initializers(config))
         schedule = Schedule(spec["num_train_steps"], spec["num_warmup_steps"], "linear", config.hidden_size)
         trainer = trainer_lib.Trainer(options, schedule, strategy, task, freezer)

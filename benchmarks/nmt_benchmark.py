@@ -184,7 +184,7 @@ def settings(shape):
 
 def nmt_config(shape, quick):
     """The shape's NmtConfig (the tiny model with --nmt_quick), with --nmt_norm_first."""
-    from nmt import experiments
+    from studies.freezing_nmt import experiments
     from nmt import presets as nmt_presets
     from nmt.config import NmtConfig
 
@@ -215,7 +215,7 @@ def make_dataset(batches):
 
 def nmt_options(s, dtype, jit_compile=False):
     """run_translation's options for the shape's preset (freezing_nmt's at small), with this benchmark's sizes."""
-    from nmt import experiments
+    from studies.freezing_nmt import experiments
     from nmt import presets as nmt_presets
     from nmt.task import NmtOptions
     from training.presets import apply_preset
@@ -240,13 +240,13 @@ def build_ours_training(config, options, dataset, steps):
     from nmt import model as transformer_nmt
     from nmt import task as translation
     from nmt.parameter_groups import PARAMETER_GROUPS
-    from training import distribution, run_setup
+    from training import distribution, model_options, process
     from training import trainer as trainer_lib
     from training.training_options import Schedule
 
     task = dataclasses.replace(translation.translation_task(options, config, None, None, {}),
                                make_dataset=lambda batch, context: dataset)
-    freezer = run_setup.make_freezer(options, PARAMETER_GROUPS, config.num_layers,
+    freezer = model_options.make_freezer(options, PARAMETER_GROUPS, config.num_layers,
                                      transformer_nmt.initializers(config))
     schedule = Schedule(options.num_train_steps, options.num_warmup_steps, options.learning_rate_schedule,
                         config.hidden_size, options.adam_beta2)
@@ -387,7 +387,7 @@ def run_child(s, part, contender, dtype):
     import tf_keras
 
     config = nmt_config(s["shape"], FLAGS.nmt_quick)
-    # As run_setup.prepare does for run_translation.py: seeds, dropout from tf.random.Generator objects,
+    # As process.prepare does for run_translation.py: seeds, dropout from tf.random.Generator objects,
     # and the dtype's policy for the process's lifetime (some layers create sub-layers on their first call).
     tf_keras.utils.set_random_seed(SEED)
     tf_keras.backend.experimental.enable_tf_random_generator()

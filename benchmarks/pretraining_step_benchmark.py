@@ -159,7 +159,7 @@ def build_ours(s, dtype, jit_compile=False):
     """run_pretraining's step (with jit_compile: --jit_compile): returns (loop, model, dataset)."""
     import dataclasses
 
-    from training import distribution, pretraining, run_setup
+    from training import bert_setup, distribution, pretraining
     from training import trainer as trainer_lib
     from training.training_options import Schedule, TrainingOptions
 
@@ -179,7 +179,7 @@ def build_ours(s, dtype, jit_compile=False):
         )
         trainer = trainer_lib.Trainer(
             options, Schedule(_NUM_TRAIN_STEPS, _NUM_WARMUP_STEPS),
-            distribution.get_strategy(options), task, run_setup.bert_freezer(options, config))
+            distribution.get_strategy(options), task, bert_setup.bert_freezer(options, config))
         loop = trainer.make_loop()
     return loop, trainer.model, task.make_dataset(s["train_batch_size"], None)
 

@@ -27,7 +27,7 @@ import modeling
 import outputs
 import tokenization
 from options import option
-from training import distribution, inference, run_setup
+from training import bert_setup, distribution, inference
 from training import init_checkpoint as init_checkpoint_lib
 
 # The original's pair syntax: the last " ||| " wins because `(.*)` is greedy.
@@ -429,7 +429,7 @@ def run(
 
 
 @dataclasses.dataclass(kw_only=True)
-class ExtractFeaturesOptions(run_setup.BertConfigOptions, distribution.TpuOptions, inference.InferenceOptions):
+class ExtractFeaturesOptions(bert_setup.BertConfigOptions, distribution.TpuOptions, inference.InferenceOptions):
     """The extract_features.py flags: the original's (the TPU ones accepted, without effect), --head_size and
     --inference_xla (the model runs in float32)."""
 
@@ -461,7 +461,7 @@ def run_from_options(options):
     """
     options.validate()
     tokenization.validate_case_matches_checkpoint(options.do_lower_case, options.init_checkpoint)
-    bert_config = run_setup.effective_config(options)
+    bert_config = bert_setup.effective_config(options)
     layer_indexes = parse_layers(options.layers, bert_config.num_hidden_layers)
     tokenizer = tokenization.CachedFullTokenizer.from_vocab_file(options.vocab_file, options.do_lower_case)
     return run(options.input_file, options.output_file, bert_config, options.init_checkpoint, tokenizer,

@@ -33,11 +33,11 @@ from lm.parameter_groups import PARAMETER_GROUPS
 from modeling import cross_entropy
 from options import Options, option
 from tokenization import sentencepiece_vocabulary as vocabulary_lib
-from training import run_record, run_setup
+from training import evaluation, model_options, process, run_record
 from training import trainer as trainer_lib
-from training.optimization import LEARNING_RATE_SCHEDULES
 from training.presets import apply_preset
-from training.training_options import EvaluationOptions, Schedule, TrainingOptions
+from training.model_options import HeadSizeOptions
+from training.training_options import ModesOptions, Schedule, ScheduleOptions, StepsOptions
 
 CONFIG_FILE = "lm_config.json"
 EVAL_LOG_BATCHES = 100
@@ -53,19 +53,16 @@ class LmTextOptions(Options):
     eval_file: Optional[str] = option(
         None, "Evaluation text for --do_eval (LM1B: .../heldout-monolingual.tokenized.shuffled/"
         "news.en.heldout-00000-of-00050).", new=True)
-    test_file: Optional[str] = option(None, "Test text for --do_predict.", new=True)
+    test_file: Optional[str] = option(None, "Test text for --do_predict, scored into test_results.txt.", new=True)
     tfds_data_dir: Optional[str] = option(
         None, "A prepared TensorFlow Datasets directory holding lm1b: its train split trains, its "
         "test split evaluates and tests, unless the file flags are given. Never downloads.", new=True)
 
 
 @dataclasses.dataclass(kw_only=True)
-class LmOptions(TrainingOptions, EvaluationOptions, LmTextOptions):
+class LmOptions(ModesOptions, StepsOptions, HeadSizeOptions, ScheduleOptions, LmTextOptions):
     """The run_lm.py flags: the original training flags, then ours."""
 
-    do_predict: bool = option(False, "Whether to score the test set (--test_file) into test_results.txt.")
-    num_train_steps: int = option(100000, "Number of training steps.", minimum=1)
-    num_warmup_steps: int = option(10000, "Number of warmup steps.", minimum=0)
     max_seq_length: int = option(
         256, "The maximum sequence length in sub-word tokens (with bos/eos); longer lines are split.",
         minimum=2)
@@ -79,19 +76,11 @@ class LmOptions(TrainingOptions, EvaluationOptions, LmTextOptions):
         "intermediate_size, hidden_dropout_prob, attention_probs_dropout_prob, tie_embeddings, "
         "hidden_act, max_position_embeddings. Keys left out take the lm1b_paper model's values.",
         new=True, path="file")
-    head_size: Optional[int] = option(
-        None, "Attention head size; overrides the config's head_size.", minimum=1, new=True)
     preset: Optional[str] = option(
         None, "lm1b_paper: the LM1B model and schedule of Bhojanapalli et al. (2020); flags given "
         "on the command line win.", choices=tuple(lm_presets.PRESETS), new=True)
-    learning_rate_schedule: str = option(
-        "linear", "linear: BERT's warm-up then linear decay to 0; rsqrt: tensor2tensor's warm-up then "
-        "1/sqrt(step) decay, scaled by 1/sqrt(hidden_size); inverse_sqrt: warm-up to "
-        "--learning_rate then sqrt(warm-up/step) decay.", choices=LEARNING_RATE_SCHEDULES, new=True)
 
     def validate(self):
-        if not (self.do_train or self.do_eval or self.do_predict):
-            raise ValueError("At least one of `--do_train`, `--do_eval` or `--do_predict` must be True.")
         super().validate()
         for mode, flag in (("do_train", "train_file"), ("do_eval", "eval_file"), ("do_predict", "test_file")):
             if getattr(self, mode) and not getattr(self, flag) and not self.tfds_data_dir:
@@ -105,7 +94,7 @@ def effective_config(options):
       ValueError: for a bad config file, or --max_seq_length beyond max_position_embeddings.
     """
     config = LmConfig.from_json_file(options.lm_config_file) if options.lm_config_file else LmConfig()
-    return run_setup.with_head_size(config, options,
+    return model_options.with_head_size(config, options,
                                     "--max_seq_length=%d exceeds the model's max_position_embeddings %d.")
 
 
@@ -211,7 +200,7 @@ def evaluate(options, config, vocabulary, strategy, source, trainer, mode):
     Returns:
       dict of the results.
     """
-    model, step = run_setup.model_to_evaluate(
+    model, step = evaluation.model_to_evaluate(
         options, strategy, lambda: transformer_lm.build_lm(transformer_lm.TransformerLm(config)), trainer)
     batches = lm_dataset.evaluation_dataset(source, vocabulary, options.max_seq_length, options.eval_batch_size)
     total_nll, tokens, chars = score(model, batches)
@@ -221,8 +210,8 @@ def evaluate(options, config, vocabulary, strategy, source, trainer, mode):
     results = dict(loss=loss, perplexity=math.exp(min(loss, 700.0)), num_tokens=tokens,
                    bits_per_character=total_nll / math.log(2) / chars, num_characters=chars,
                    global_step=step)
-    run_setup.write_eval_results(options.output_dir, results, "%s_results.txt" % mode)
-    run_setup.write_eval_summaries(options.output_dir, results, step, name=mode)
+    evaluation.write_eval_results(options.output_dir, results, "%s_results.txt" % mode)
+    evaluation.write_eval_summaries(options.output_dir, results, step, name=mode)
     return results
 
 
@@ -245,9 +234,9 @@ def run(options, callbacks=(), given=None):
     record = run_record.check_training_run(
         options, vocab_file=vocabulary_lib.identity(options.vocab_file, options.output_dir),
         train_file=training_data(options, found))
-    freezer = run_setup.make_freezer(options, PARAMETER_GROUPS, config.num_hidden_layers,
+    freezer = model_options.make_freezer(options, PARAMETER_GROUPS, config.num_hidden_layers,
                                      transformer_lm.initializers(config))
-    strategy = run_setup.prepare(options)
+    strategy = process.prepare(options)
     vocabulary = vocabulary_lib.get(options.vocab_file, options.vocab_size, found.get("train"), options.output_dir)
     config = vocabulary_lib.fit_vocabulary(config, vocabulary)
     record["vocab_file"] = vocabulary.content_hash

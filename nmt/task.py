@@ -44,14 +44,14 @@ from nmt import presets as nmt_presets
 from nmt.config import NmtConfig
 from nmt.parallel_text import ParallelText
 from nmt.parameter_groups import PARAMETER_GROUPS
-from options import Options, option
+from options import Options, default_of, option
 import outputs
 from tokenization import sentencepiece_vocabulary as vocabulary_lib
-from training import run_record, run_setup
+from training import evaluation, model_options, process, run_record
 from training import trainer as trainer_lib
-from training.optimization import LEARNING_RATE_SCHEDULES
 from training.presets import apply_preset
-from training.training_options import EvaluationOptions, Schedule, TrainingOptions
+from training.model_options import HeadSizeOptions
+from training.training_options import ModesOptions, Schedule, ScheduleOptions, StepsOptions
 
 CONFIG_FILE = "nmt_config.json"
 BEST_DIRECTORY = "best"
@@ -68,7 +68,8 @@ class NmtDataOptions(Options):
     train_tgt: Optional[str] = option(None, "Training target sentences, aligned with --train_src.", new=True)
     dev_src: Optional[str] = option(None, "Dev source sentences for --do_eval.", new=True)
     dev_tgt: Optional[str] = option(None, "Dev target sentences (references).", new=True)
-    test_src: Optional[str] = option(None, "Test source sentences for --do_predict.", new=True)
+    test_src: Optional[str] = option(None, "Test source sentences for --do_predict, translated into "
+                                     "translations.test.txt.", new=True)
     test_tgt: Optional[str] = option(None, "Test target sentences (references).", new=True)
     train_tsv: Optional[str] = option(
         None, "Training pairs as source<TAB>target[<TAB>...] lines (Tatoeba/Anki), instead of "
@@ -81,12 +82,10 @@ class NmtDataOptions(Options):
 
 
 @dataclasses.dataclass(kw_only=True)
-class NmtOptions(TrainingOptions, EvaluationOptions, NmtDataOptions):
+class NmtOptions(ModesOptions, StepsOptions, HeadSizeOptions, ScheduleOptions, NmtDataOptions):
     """The run_translation.py flags: the original training flags, then ours."""
 
-    do_predict: bool = option(False, "Whether to translate the test set into translations.test.txt.")
-    num_train_steps: int = option(100000, "Number of training steps.", minimum=1)
-    num_warmup_steps: int = option(16000, "Number of warmup steps.", minimum=0)
+    num_warmup_steps: int = default_of(StepsOptions, "num_warmup_steps", 16000)
     max_seq_length: int = option(
         128, "Training pairs with a side longer than this many sub-word tokens (with eos/bos) are "
         "skipped (the share is logged); dev and test sentences are never cut.", minimum=2)
@@ -104,13 +103,7 @@ class NmtOptions(TrainingOptions, EvaluationOptions, NmtDataOptions):
         None, "JSON of the model (nmt/config.py keys: hidden_size, num_encoder_layers, "
         "num_decoder_layers, num_attention_heads, head_size, intermediate_size, ...); keys left out "
         "take the preset's (else transformer-base's) values.", new=True, path="file")
-    head_size: Optional[int] = option(
-        None, "Attention head size in every attention; overrides the config's head_size.", minimum=1, new=True)
     label_smoothing: float = option(0.1, "Label smoothing of the training loss.", new=True)
-    learning_rate_schedule: str = option(
-        "linear", "linear: BERT's warm-up then linear decay to 0; rsqrt: tensor2tensor's; "
-        "inverse_sqrt: warm-up to --learning_rate then sqrt(warm-up/step) decay (the presets).",
-        choices=LEARNING_RATE_SCHEDULES, new=True)
     adam_beta2: float = option(0.98, "beta_2 of --optimizer=adam (transformer-big: 0.998).", new=True)
     beam_size: int = option(4, "Beam size of the translations.", minimum=1, new=True)
     length_penalty: float = option(
@@ -121,8 +114,6 @@ class NmtOptions(TrainingOptions, EvaluationOptions, NmtDataOptions):
         "without a better BLEU; 0: never stop early.", minimum=0, new=True)
 
     def validate(self):
-        if not (self.do_train or self.do_eval or self.do_predict):
-            raise ValueError("At least one of `--do_train`, `--do_eval` or `--do_predict` must be True.")
         super().validate()
         if not 0.0 <= self.label_smoothing < 1.0:
             raise ValueError("--label_smoothing=%s must be in [0, 1)." % self.label_smoothing)
@@ -152,7 +143,7 @@ def effective_config(options):
         with tf.io.gfile.GFile(options.model_config_file) as f:
             keys = json.load(f)
         config = config.replace(**{key: getattr(given, key) for key in keys if hasattr(given, key)})
-    return run_setup.with_head_size(config, options)
+    return model_options.with_head_size(config, options)
 
 
 def check_padding_id(vocabulary, options):
@@ -348,7 +339,7 @@ class BestCheckpoint:
             tf.io.gfile.makedirs(self.directory)
             tf1_checkpoint.write_tensors(os.path.join(self.directory, "model.ckpt"),
                                          tf1_checkpoint.model_tensors(self.built["model"]))
-            run_setup.write_eval_results(self.directory, results, "best_results.txt")
+            evaluation.write_eval_results(self.directory, results, "best_results.txt")
             state.update(best_bleu=results["bleu"], best_step=step, best_epochs=results["epochs"],
                          evaluations_since_best=0)
             self.best_of_this_process = (step, dict(results), translations)
@@ -379,7 +370,7 @@ def read_early_stopping(output_dir):
 
 
 def model_to_score(options, strategy, config, trainer):
-    """(model, step, source): output_dir/best/ if it exists, else as run_setup.model_to_evaluate."""
+    """(model, step, source): output_dir/best/ if it exists, else as evaluation.model_to_evaluate."""
     best = os.path.join(options.output_dir, BEST_DIRECTORY, "model.ckpt")
     if tf.io.gfile.exists(best + ".index"):
         model = trainer_lib.build_seeded_model(strategy, lambda: build_model(config), options.random_seed)
@@ -390,7 +381,7 @@ def model_to_score(options, strategy, config, trainer):
         step = int(read_early_stopping(options.output_dir).get("best_step", 0))
         logging.info("Scoring the best checkpoint by dev BLEU: %s (step %d).", best, step)
         return model, step
-    return run_setup.model_to_evaluate(options, strategy, lambda: build_model(config), trainer)
+    return evaluation.model_to_evaluate(options, strategy, lambda: build_model(config), trainer)
 
 
 def run(options, callbacks=(), given=None):
@@ -416,9 +407,9 @@ def run(options, callbacks=(), given=None):
             text.tsv_files + text.source_files + text.target_files)
     record = run_record.check_training_run(
         options, spm_model=vocabulary_lib.identity(options.spm_model, options.output_dir), **data)
-    freezer = run_setup.make_freezer(options, PARAMETER_GROUPS, config.num_layers,
+    freezer = model_options.make_freezer(options, PARAMETER_GROUPS, config.num_layers,
                                      transformer_nmt.initializers(config))
-    strategy = run_setup.prepare(options)
+    strategy = process.prepare(options)
     train = found.get("train")
     vocabulary = vocabulary_lib.get(options.spm_model, options.vocab_size, train[0] if train else None,
                                     options.output_dir)
@@ -471,6 +462,6 @@ def run(options, callbacks=(), given=None):
                 # The early-stopping figures beside the scores; the curve stays in its own file.
                 results[split].update({key: value for key, value in read_early_stopping(options.output_dir).items()
                                        if key != "history"})
-                run_setup.write_eval_results(options.output_dir, results[split], "%s_results.txt" % name)
-                run_setup.write_eval_summaries(options.output_dir, results[split], step, name=name)
+                evaluation.write_eval_results(options.output_dir, results[split], "%s_results.txt" % name)
+                evaluation.write_eval_summaries(options.output_dir, results[split], step, name=name)
     return results

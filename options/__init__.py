@@ -1,5 +1,5 @@
 """Command-line options declared once: the flag and the typed field (see declaration.py)."""
 
-from options.declaration import Options, define_flags, flags_parser, from_flags, option, run_or_exit
+from options.declaration import Options, default_of, define_flags, flags_parser, from_flags, option, run_or_exit
 
-__all__ = ["Options", "define_flags", "flags_parser", "from_flags", "option", "run_or_exit"]
+__all__ = ["Options", "default_of", "define_flags", "flags_parser", "from_flags", "option", "run_or_exit"]

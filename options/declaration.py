@@ -56,6 +56,23 @@ def option(default=REQUIRED, help="", *, choices=None, minimum=None, new=False, 
     return dataclasses.field(default=default, metadata=metadata)
 
 
+def default_of(options_class, name, default):
+    """The option `name` as `options_class` declares it, with this entry point's own default.
+
+    The flag keeps its one declaration (help, choices, checks): run_translation.py's
+    warm-up (16000 steps) is the same --num_warmup_steps as run_pretraining.py's
+    (10000). Usage, in a subclass: `num_warmup_steps: int = default_of(StepsOptions, "num_warmup_steps", 16000)`.
+
+    Raises:
+      TypeError: when `options_class` has no option of that name.
+    """
+    fields = getattr(options_class, "__dataclass_fields__", {})
+    if name not in fields or "help" not in fields[name].metadata:
+        raise TypeError("%s declares no option %r." % (options_class.__name__, name))
+    metadata = dict(fields[name].metadata, declared_by="%s.%s" % (options_class.__module__, options_class.__qualname__))
+    return dataclasses.field(default=default, metadata=metadata)
+
+
 @dataclasses.dataclass(kw_only=True)
 class Options:
     """Base of the options classes: the checks every declared option gets."""

@@ -7,7 +7,7 @@ import pytest
 from absl import flags
 
 from feature_extraction.feature_extractor import ExtractFeaturesOptions
-from options import Options, define_flags, from_flags, option
+from options import Options, default_of, define_flags, from_flags, option
 from options.declaration import NEW_FLAGS_SECTION
 from pretraining_data.instances import CreatePretrainingDataOptions
 from training.classification import ClassifierOptions
@@ -163,3 +163,25 @@ def test_create_pretraining_data_keeps_the_original_flag_order():
         "num_workers", "documents_per_shard"]
     assert [f.name for f in dataclasses.fields(CreatePretrainingDataOptions)
             if f.metadata["new"]] == ["num_workers", "documents_per_shard"]
+
+
+@dataclasses.dataclass(kw_only=True)
+class _Steps(Options):
+    num_warmup_steps: int = option(10000, "Number of warmup steps.", minimum=0)
+
+
+@dataclasses.dataclass(kw_only=True)
+class _LongerWarmup(_Steps):
+    num_warmup_steps: int = default_of(_Steps, "num_warmup_steps", 16000)
+
+
+def test_default_of_keeps_the_declaration_and_changes_only_the_default():
+    mine, theirs = _LongerWarmup.__dataclass_fields__["num_warmup_steps"], _Steps.__dataclass_fields__[
+        "num_warmup_steps"]
+    assert (_LongerWarmup().num_warmup_steps, _Steps().num_warmup_steps) == (16000, 10000)
+    assert mine.metadata["help"] == theirs.metadata["help"] and mine.metadata["minimum"] == 0
+    assert mine.metadata["declared_by"] == "%s._Steps" % __name__
+    with pytest.raises(ValueError, match=r"^--num_warmup_steps=-1 must be >= 0\.$"):
+        _LongerWarmup(num_warmup_steps=-1).validate()
+    with pytest.raises(TypeError, match=r"^_Steps declares no option 'warmup'\.$"):
+        default_of(_Steps, "warmup", 1)

@@ -24,13 +24,13 @@ from classifier_data import metrics as metrics_lib
 from classifier_data import processors, submission
 from options import option
 from serving.export import ExportOptions, export_classifier
-from training import inference, input_checks, run_record, run_setup
+from training import bert_setup, evaluation, inference, input_checks, process, run_record
 from training import trainer as trainer_lib
 from training.training_options import EvaluationOptions, FineTuningOptions
 
 
 @dataclasses.dataclass(kw_only=True)
-class ClassifierOptions(run_setup.BertConfigOptions, FineTuningOptions, EvaluationOptions, ExportOptions):
+class ClassifierOptions(bert_setup.BertConfigOptions, FineTuningOptions, EvaluationOptions, ExportOptions):
     """The run_classifier.py flags: these, and the shared ones of the base classes."""
 
     data_dir: str = option(help="The input data dir. Should contain the .tsv files (or other data "
@@ -84,8 +84,8 @@ class ClassifierRun:
         self.label_list = self.processor.get_labels()
         self.is_regression = self.processor.is_regression
         tokenization.validate_case_matches_checkpoint(options.do_lower_case, options.init_checkpoint)
-        self.config = run_setup.effective_config(options)
-        self.freezer = run_setup.bert_freezer(options, self.config)
+        self.config = bert_setup.effective_config(options)
+        self.freezer = bert_setup.bert_freezer(options, self.config)
         # FullTokenizer's tokens, each distinct word tokenized once.
         self.tokenizer = tokenization.CachedFullTokenizer.from_vocab_file(
             options.vocab_file, options.do_lower_case)
@@ -137,7 +137,7 @@ class ClassifierRun:
                 is_training=True, drop_remainder=True, seed=options.random_seed),
             model_inputs=_model_inputs,
             compute_losses=losses_fn(self.is_regression),
-            records=dict(run_setup.config_records(self.config), **run_record.records(self.record)),
+            records=dict(bert_setup.config_records(self.config), **run_record.records(self.record)),
             input_files=[records],
         )
         return trainer_lib.train(options, schedule, strategy, task, self.freezer, callbacks)
@@ -196,9 +196,9 @@ class ClassifierRun:
             outputs, losses, labels = self._predict(model, examples, records, self.options.eval_batch_size)
             results = metrics_lib.task_metrics(self.task, outputs, labels)
             results.update(eval_loss=float(losses.mean()), loss=float(losses.mean()), global_step=step)
-            run_setup.write_eval_results(self.options.output_dir, results, results_file)
+            evaluation.write_eval_results(self.options.output_dir, results, results_file)
             # TensorBoard: eval/ (and eval_mismatched/ for MNLI), beside the records' names.
-            run_setup.write_eval_summaries(self.options.output_dir, results, step,
+            evaluation.write_eval_summaries(self.options.output_dir, results, step,
                                            os.path.splitext(records)[0])
             all_results[results_file] = results
         return all_results
@@ -234,11 +234,11 @@ def run(options, callbacks=()):
       written (with --do_predict) and the SavedModel's path (with --export_dir).
     """
     classifier = ClassifierRun(options)
-    strategy = run_setup.prepare(options)
+    strategy = process.prepare(options)
     trainer = classifier.train(strategy, callbacks) if options.do_train else None
     outcome = {}
     if options.do_eval or options.do_predict or options.export_dir:
-        model, step = run_setup.model_to_evaluate(options, strategy, classifier.build_model, trainer)
+        model, step = evaluation.model_to_evaluate(options, strategy, classifier.build_model, trainer)
         if options.do_eval:
             outcome["eval"] = classifier.evaluate(model, step)
         if options.do_predict:

@@ -17,7 +17,7 @@ from classifier_data.features import check_vocab_fits_config
 from options import option
 from serving import export
 from training import init_checkpoint as init_checkpoint_lib
-from training import run_setup
+from training import bert_setup
 from training.squad import SquadAnswerOptions
 from training.training_options import InitCheckpointOptions, VocabOptions
 
@@ -27,7 +27,7 @@ DEFAULT_MAX_SEQ_LENGTH = {"classifier": 128, "squad": 384, "encoder": 128}
 
 
 @dataclasses.dataclass(kw_only=True)
-class ExportModelOptions(run_setup.BertConfigOptions, VocabOptions, InitCheckpointOptions, SquadAnswerOptions,
+class ExportModelOptions(bert_setup.BertConfigOptions, VocabOptions, InitCheckpointOptions, SquadAnswerOptions,
                          export.ExportOptions):
     """The export_model.py flags."""
 
@@ -77,7 +77,7 @@ def run(options):
     if options.max_seq_length is None:
         options = dataclasses.replace(options, max_seq_length=DEFAULT_MAX_SEQ_LENGTH[options.export_type])
     tokenization.validate_case_matches_checkpoint(options.do_lower_case, options.init_checkpoint)
-    config = run_setup.effective_config(options)
+    config = bert_setup.effective_config(options)
     check_vocab_fits_config(len(tokenization.load_vocab(options.vocab_file)), config.vocab_size, options.vocab_file)
     model, export_fn = build_model(options, config)
     result = init_checkpoint_lib.load(model, options.init_checkpoint)

@@ -3,7 +3,7 @@
 import pytest
 
 import modeling
-from training import init_checkpoint, run_setup
+from training import bert_setup, init_checkpoint
 from training.pretraining import PretrainingOptions
 
 CONFIG = modeling.BertConfig(vocab_size=20, hidden_size=8, num_hidden_layers=1, num_attention_heads=2,
@@ -30,7 +30,7 @@ def test_a_damaged_index_is_refused_before_anything_is_built(prefix, tmp_path):
                                  init_checkpoint=str(damaged))
     with pytest.raises(ValueError, match=r"^--init_checkpoint: cannot read checkpoint %s: not an sstable"
                        % damaged):
-        run_setup.bert_freezer(options, CONFIG)
+        bert_setup.bert_freezer(options, CONFIG)
 
 
 def test_a_missing_data_file_is_named_when_loading(prefix, tmp_path):

@@ -23,14 +23,14 @@ from absl import logging
 import modeling
 from options import option
 import outputs
-from training import distribution, pretraining_input, record_files, run_record, run_setup
+from training import bert_setup, distribution, evaluation, pretraining_input, process, record_files, run_record
 from training import trainer as trainer_lib
 from training.pretraining_losses import PretrainingMetrics, pretraining_losses
-from training.training_options import EvaluationOptions, Schedule, TrainingOptions
+from training.training_options import EvaluationOptions, Schedule, StepsOptions, TrainingOptions
 
 
 @dataclasses.dataclass(kw_only=True)
-class PretrainingOptions(run_setup.BertConfigOptions, TrainingOptions, EvaluationOptions):
+class PretrainingOptions(bert_setup.BertConfigOptions, TrainingOptions, EvaluationOptions, StepsOptions):
     """The run_pretraining.py flags: these, and the shared ones of the base classes."""
 
     input_file: str = option(help="Input TF example files (can be a glob or comma separated).")
@@ -39,8 +39,6 @@ class PretrainingOptions(run_setup.BertConfigOptions, TrainingOptions, Evaluatio
         "match the data.", minimum=1)
     max_predictions_per_seq: int = option(
         20, "Maximum number of masked LM predictions per sequence; must match the data.", minimum=1)
-    num_train_steps: int = option(100000, "Number of training steps.", minimum=1)
-    num_warmup_steps: int = option(10000, "Number of warmup steps.", minimum=0)
     max_eval_steps: int = option(100, "Maximum number of eval steps.", minimum=1)
     eval_input_file: Optional[str] = option(
         None, "Held-out TF example files (a glob or comma separated) to evaluate instead of --input_file: "
@@ -93,7 +91,7 @@ def pretraining_task(options, config, input_files, record=None, built=None):
         model_inputs=_model_inputs,
         compute_losses=pretraining_losses,
         loss_names=("loss", "masked_lm_loss", "next_sentence_loss"),
-        records=dict(run_setup.config_records(config), **run_record.records(record)),
+        records=dict(bert_setup.config_records(config), **run_record.records(record)),
         input_files=input_files,
     )
 
@@ -137,14 +135,14 @@ def evaluate(options, config, strategy, input_files, trainer=None):
     Returns:
       dict of the eval_results.txt values.
     """
-    model, step = run_setup.model_to_evaluate(
+    model, step = evaluation.model_to_evaluate(
         options, strategy, pretraining_task(options, config, input_files).build_model, trainer
     )
     figures, _ = _evaluated(model, options, input_files)
     results = dict(figures, global_step=step)
     if distribution.is_chief(strategy):
-        run_setup.write_eval_results(options.output_dir, results)
-        run_setup.write_eval_summaries(options.output_dir, results, step)
+        evaluation.write_eval_results(options.output_dir, results)
+        evaluation.write_eval_summaries(options.output_dir, results, step)
     return results
 
 
@@ -195,8 +193,8 @@ def run(options, callbacks=()):
       The eval results dict when --do_eval, else None.
     """
     options.validate()
-    config = run_setup.effective_config(options)
-    freezer = run_setup.bert_freezer(options, config)
+    config = bert_setup.effective_config(options)
+    freezer = bert_setup.bert_freezer(options, config)
     input_files = pretraining_input.expand_input_files(options.input_file)
     eval_files = (pretraining_input.expand_input_files(options.eval_input_file, "--eval_input_file")
                   if options.eval_input_file else input_files)
@@ -204,7 +202,7 @@ def run(options, callbacks=()):
                                            input_file=run_record.files_summary(input_files))
     # Before the records are read: multi_worker_mirrored must be set up
     # before TensorFlow runs its first op.
-    strategy = run_setup.prepare(options)
+    strategy = process.prepare(options)
     for files in dict.fromkeys((tuple(input_files), tuple(eval_files))):
         pretraining_input.check_record_lengths(
             list(files), options.max_seq_length, options.max_predictions_per_seq

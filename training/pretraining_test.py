@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from training import pretraining, run_setup, training_checkpoint
+from training import bert_setup, pretraining, training_checkpoint
 from training.pretraining import PretrainingOptions
 from modeling.parameter_groups import BERT_PARAMETER_GROUPS
 from training.testing import xla_comparison
@@ -190,7 +190,7 @@ def test_non_tfrecord_input_is_a_clear_error(data_dir, tmp_path):
 
 
 def test_head_size_flag_overrides_config(data_dir, tmp_path):
-    config = run_setup.effective_config(_options(data_dir, tmp_path, head_size=20))
+    config = bert_setup.effective_config(_options(data_dir, tmp_path, head_size=20))
     assert config.head_size == 20 and config.hidden_size == 32
 
 

@@ -24,7 +24,7 @@ import tokenization
 from classifier_data.features import check_vocab_fits_config
 from options import Options, option
 from serving.export import ExportOptions, export_squad
-from training import inference, input_checks, run_record, run_setup
+from training import bert_setup, evaluation, inference, input_checks, process, run_record
 from training import trainer as trainer_lib
 from training.training_options import FineTuningOptions
 
@@ -51,7 +51,7 @@ class SquadAnswerOptions(Options):
 
 
 @dataclasses.dataclass(kw_only=True)
-class SquadOptions(run_setup.BertConfigOptions, FineTuningOptions, SquadAnswerOptions, ExportOptions):
+class SquadOptions(bert_setup.BertConfigOptions, FineTuningOptions, SquadAnswerOptions, ExportOptions):
     """The run_squad.py flags: these, and the shared ones of the base classes."""
 
     train_file: Optional[str] = option(None, "SQuAD json for training. E.g., train-v1.1.json")
@@ -114,8 +114,8 @@ class SquadRun:
             options, ("doc_stride", "max_query_length"), vocab_file=file_system.content_hash(options.vocab_file),
             train_file=run_record.files_summary([options.train_file]) if options.do_train else None)
         tokenization.validate_case_matches_checkpoint(options.do_lower_case, options.init_checkpoint)
-        self.config = run_setup.effective_config(options)
-        self.freezer = run_setup.bert_freezer(options, self.config)
+        self.config = bert_setup.effective_config(options)
+        self.freezer = bert_setup.bert_freezer(options, self.config)
         # FullTokenizer's tokens; SQuAD's conversion tokenizes word by word, which the cache makes cheap.
         self.tokenizer = tokenization.CachedFullTokenizer.from_vocab_file(
             options.vocab_file, options.do_lower_case)
@@ -147,7 +147,7 @@ class SquadRun:
                 drop_remainder=True, seed=options.random_seed),
             model_inputs=_model_inputs,
             compute_losses=span_losses,
-            records=dict(run_setup.config_records(self.config), **run_record.records(self.record)),
+            records=dict(bert_setup.config_records(self.config), **run_record.records(self.record)),
             input_files=[records],
         )
         return trainer_lib.train(options, schedule, strategy, task, self.freezer, callbacks)
@@ -188,7 +188,7 @@ class SquadRun:
             metrics = squad_data.evaluate(dataset, predictions.predictions,
                                           options.version_2_with_negative, predictions.null_odds)
             written["eval_results"] = squad_data.write_eval_results(options.output_dir, metrics)
-            run_setup.write_eval_summaries(options.output_dir, metrics, step)
+            evaluation.write_eval_summaries(options.output_dir, metrics, step)
             logging.info("***** Eval results *****\n%s",
                          "\n".join("  %s = %s" % item for item in metrics.items()))
         logging.info("Wrote %s", ", ".join(written.values()))
@@ -207,11 +207,11 @@ def run(options, callbacks=()):
       and the SavedModel's path under "export" with --export_dir.
     """
     squad = SquadRun(options)
-    strategy = run_setup.prepare(options)
+    strategy = process.prepare(options)
     trainer = squad.train(strategy, callbacks) if options.do_train else None
     if not options.do_predict and not options.export_dir:
         return {}
-    model, step = run_setup.model_to_evaluate(options, strategy, squad.build_model, trainer)
+    model, step = evaluation.model_to_evaluate(options, strategy, squad.build_model, trainer)
     outcome = squad.predict(model, step) if options.do_predict else {}
     if options.export_dir:
         outcome["export"] = export_squad(model, options)

@@ -1,8 +1,11 @@
 """The options every training entry point shares, declared once (options/declaration.py).
 
 `TrainingOptions` holds the original training flags and ours that the shared
-loop (training/trainer.py) reads; `Schedule` is what an entry point derives
-from its own flags (steps, or epochs over its examples).
+loop (training/trainer.py) reads; `StepsOptions` and `ScheduleOptions` a run
+measured in steps (run_pretraining.py, run_lm.py, run_translation.py);
+`ModesOptions` the do_train/do_eval/do_predict trio of the language and
+translation models; `Schedule` is what an entry point derives from its own
+flags (steps, or epochs over its examples).
 """
 
 import dataclasses
@@ -12,7 +15,7 @@ from freezing import FreezingOptions
 from options import Options, option
 from training.distribution import DistributionOptions
 from training.inference import InferenceOptions
-from training.optimization import OPTIMIZERS
+from training.optimization import LEARNING_RATE_SCHEDULES, OPTIMIZERS
 
 DTYPES = ("float32", "bfloat16", "float16")
 
@@ -79,6 +82,41 @@ class EvaluationOptions(Options):
     eval_batch_size: int = option(8, "Total batch size for eval.", minimum=1)
 
 
+@dataclasses.dataclass(kw_only=True)
+class PredictOptions(Options):
+    """The original's --do_predict: what a prediction writes is said by the flag of its input."""
+
+    do_predict: bool = option(False, "Whether to run the model on the test or predict set.")
+
+
+@dataclasses.dataclass(kw_only=True)
+class ModesOptions(TrainingOptions, EvaluationOptions, PredictOptions):
+    """Training, evaluation and prediction, at least one of them (run_lm.py, run_translation.py)."""
+
+    def validate(self):
+        if not (self.do_train or self.do_eval or self.do_predict):
+            raise ValueError("At least one of `--do_train`, `--do_eval` or `--do_predict` must be True.")
+        super().validate()
+
+
+@dataclasses.dataclass(kw_only=True)
+class StepsOptions(Options):
+    """A run of a fixed number of steps, with a warm-up (the original run_pretraining.py's flags)."""
+
+    num_train_steps: int = option(100000, "Number of training steps.", minimum=1)
+    num_warmup_steps: int = option(10000, "Number of warmup steps.", minimum=0)
+
+
+@dataclasses.dataclass(kw_only=True)
+class ScheduleOptions(Options):
+    """The learning-rate schedule of the language and translation models (BERT's tasks keep the original's)."""
+
+    learning_rate_schedule: str = option(
+        "linear", "linear: BERT's warm-up then linear decay to 0; rsqrt: tensor2tensor's warm-up then "
+        "1/sqrt(step) decay, scaled by 1/sqrt(hidden_size); inverse_sqrt: warm-up to --learning_rate then "
+        "sqrt(warm-up/step) decay (the translation presets').", choices=LEARNING_RATE_SCHEDULES, new=True)
+
+
 @dataclasses.dataclass(frozen=True)
 class Schedule:
     """The steps of a run, derived by the entry point from its flags.
@@ -97,10 +135,9 @@ class Schedule:
 
 
 @dataclasses.dataclass(kw_only=True)
-class FineTuningOptions(TrainingOptions, VocabOptions, InferenceOptions):
+class FineTuningOptions(TrainingOptions, VocabOptions, InferenceOptions, PredictOptions):
     """The original fine-tuning flags that run_classifier.py and run_squad.py share (and --inference_xla)."""
 
-    do_predict: bool = option(False, "Whether to run the model on the test or predict set.")
     predict_batch_size: int = option(8, "Total batch size for predictions.", minimum=1)
     num_train_epochs: float = option(3.0, "Total number of training epochs.")
     warmup_proportion: float = option(

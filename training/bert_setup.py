@@ -1,0 +1,45 @@
+"""BERT's part of an entry point's set-up: its config (--bert_config_file, --head_size), freezer and records."""
+
+import dataclasses
+
+import modeling
+from modeling import seeded_init
+from modeling.parameter_groups import BERT_PARAMETER_GROUPS
+from options import option
+from training.model_options import HeadSizeOptions, make_freezer, with_head_size
+
+CONFIG_FILE = "bert_config.json"
+
+
+@dataclasses.dataclass(kw_only=True)
+class BertConfigOptions(HeadSizeOptions):
+    """The model of a BERT entry point: the original's config file, and our head size."""
+
+    bert_config_file: str = option(
+        help="The config json file corresponding to the pre-trained BERT model (the "
+        "architecture; its head_size key is honoured).", path="file")
+
+
+def effective_config(options):
+    """The BERT config of the run: --bert_config_file, with --head_size applied.
+
+    Args:
+      options: BertConfigOptions with a max_seq_length.
+
+    Raises:
+      ValueError: when max_seq_length exceeds max_position_embeddings (the
+        original's check and message).
+    """
+    return with_head_size(modeling.BertConfig.from_json_file(options.bert_config_file), options,
+                          "Cannot use sequence length %d because the BERT model was only trained up "
+                          "to sequence length %d (--max_seq_length vs max_position_embeddings).")
+
+
+def bert_freezer(options, config):
+    """make_freezer over BERT's parameter groups."""
+    return make_freezer(options, BERT_PARAMETER_GROUPS, config.num_hidden_layers, seeded_init.initializers(config))
+
+
+def config_records(config):
+    """What a training run records beside its checkpoints: the effective config."""
+    return {CONFIG_FILE: config.to_json_string()}
