@@ -44,7 +44,7 @@ from absl import logging
 import outputs
 import tokenization
 from feature_extraction import feature_extractor
-from modeling.attention import MatmulAttention
+from layers.attention import MatmulAttention
 from options import option
 from training import init_checkpoint as init_checkpoint_lib
 from training import bert_setup

@@ -5,7 +5,7 @@ by default) it times, in float32, inside one tf.function each:
 
   forward     the 2-D product x W (for scale: the speed the gradient could have)
   einsum      d(sum(einsum(x, W) * dy)) / dW, what `EinsumDense` runs
-  product     the same through `modeling.product_dense.projection`, what
+  product     the same through `layers.product_dense.projection`, what
               `ProductDense` runs (see that module for why it differs)
 
 as GFLOP/s (2 * tokens * K * N per product), rounds interleaved, medians.
@@ -49,7 +49,7 @@ def make_ways(tokens, k, n):
     """{way: a tf.function of no arguments}, all on the same random float32 operands."""
     import tensorflow as tf
 
-    from modeling.product_dense import projection
+    from layers.product_dense import projection
 
     x = tf.random.stateless_normal([tokens, k], [1, 2])
     upstream = tf.random.stateless_normal([tokens, n], [3, 4])

@@ -22,7 +22,7 @@ Bhojanapalli et al. (2020), a 6-layer tensor2tensor-style language model):
                                 it): Glorot uniform matrices, word and position tables
                                 U(±sqrt(3/d)) (the toolkit with trainable positions:
                                 no sqrt(d) multiplier), zero biases
-                                (modeling/initializers.py)
+                                (layers/initializers.py)
   initializer_range             stddev of the truncated-normal initializer (0.02)
 
 Unknown keys are named in a warning; one within two edits of a known key is
@@ -32,8 +32,8 @@ an error ("did you mean head_size?"), as for `BertConfig`.
 import dataclasses
 from typing import Optional
 
-from modeling.initializers import TOOLKIT
-from modeling.json_config import JsonConfig
+from layers.initializers import TOOLKIT
+from layers.json_config import JsonConfig
 
 INITIALIZERS = ("bert", TOOLKIT)
 

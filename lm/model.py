@@ -4,7 +4,7 @@ The LM1B model of Bhojanapalli et al. (2020) (a tensor2tensor language
 model): learned token and position embeddings, `num_hidden_layers` of Model
 Garden's `TransformerEncoderBlock` in pre-LayerNorm form (tensor2tensor's
 default) under a causal mask (their attention `causal`, which skips the scores
-of later keys block by block: modeling/attention.py), a final LayerNorm, and
+of later keys block by block: layers/attention.py), a final LayerNorm, and
 an output layer tied to the input embeddings (its own bias). The block's
 `key_dim` is the head size d_p: Q, K and V project d -> h*d_p, logits are
 scaled by 1/sqrt(d_p), the output projection maps h*d_p -> d.
@@ -31,8 +31,8 @@ from official.nlp.modeling import layers
 from lm.config import LmConfig
 from modeling import seeded_init
 from modeling.checkpoint_names import OriginalVariable, block_variables
-from modeling.encoder_block import transformer_block
-from modeling.initializers import TOOLKIT, create_initializer, toolkit_initializer_of, toolkit_keras_initializers
+from layers.encoder_block import transformer_block
+from layers.initializers import TOOLKIT, create_initializer, toolkit_initializer_of, toolkit_keras_initializers
 
 # tensor2tensor's layer_norm epsilon.
 LAYER_NORM_EPSILON = 1e-6

@@ -13,7 +13,7 @@ time; the final LayerNorm (2d parameters) is selectable on its own.
 """
 
 from freezing import ParameterGroups
-from modeling import parameter_count
+from layers import parameter_count
 
 PARAMETER_GROUPS = ParameterGroups([
     ("embeddings", r"^lm/(embeddings|output)/"),

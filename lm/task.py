@@ -30,7 +30,7 @@ from lm import model as transformer_lm
 from lm import presets as lm_presets
 from lm.config import LmConfig
 from lm.parameter_groups import PARAMETER_GROUPS
-from modeling import cross_entropy
+from layers import cross_entropy
 from options import Options, option
 from tokenization import sentencepiece_vocabulary as vocabulary_lib
 from training import evaluation, model_options, process, run_record

@@ -5,12 +5,12 @@ The names a reader of the original `modeling.py` looks for are here:
 original checkpoint layout.
 """
 
-from modeling.activations import gelu, gelu_exact, get_activation
+from layers.activations import gelu, gelu_exact, get_activation
 from modeling.bert_config import BertConfig
 from modeling.bert_model import BertModel, build_model
 from modeling.checkpoint_names import original_variables
 from modeling.classifier_model import BertClassifierModel
-from modeling.initializers import create_initializer
+from layers.initializers import create_initializer
 from modeling.parameter_groups import count_parameters
 from modeling.pretraining_model import BertPretrainingModel
 from modeling.squad_model import BertSquadModel

@@ -16,8 +16,8 @@ import json
 import tensorflow as tf
 from absl import logging
 
-from modeling import activations
-from modeling.json_config import TYPO_DISTANCE, check_positive_int, decode_utf8, edit_distance, is_real
+from layers import activations
+from layers.json_config import TYPO_DISTANCE, check_positive_int, decode_utf8, edit_distance, is_real
 
 _POSITIVE_INT_KEYS = (
     "vocab_size",

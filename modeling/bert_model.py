@@ -13,9 +13,9 @@ from official.modeling import tf_utils
 from official.nlp.modeling import layers
 
 from modeling.bert_config import BertConfig
-from modeling.initializers import create_initializer
+from layers.initializers import create_initializer
 from modeling.embeddings import LAYER_NORM_EPSILON, BertEmbeddings
-from modeling.encoder_block import transformer_block
+from layers.encoder_block import transformer_block
 
 
 def build_model(model, seq_length=2):

@@ -11,7 +11,7 @@ import tf_keras
 from official.modeling import tf_utils
 from official.nlp.modeling import layers
 
-from modeling import layer_norm
+from layers import layer_norm
 
 # The original's layer_norm (tf.contrib.layers.layer_norm) epsilon.
 LAYER_NORM_EPSILON = 1e-12
@@ -71,7 +71,7 @@ class BertEmbeddings(tf_keras.layers.Layer):
         # LayerNorm in float32 under mixed precision, as Model Garden does.
         self.layer_norm = layer_norm.LayerNormalization(
             axis=-1, epsilon=LAYER_NORM_EPSILON, dtype=tf.float32, name="LayerNorm",
-            fewer_passes=self.compute_dtype != "float32",  # modeling/layer_norm.py: mixed precision only
+            fewer_passes=self.compute_dtype != "float32",  # layers/layer_norm.py: mixed precision only
         )
         self.dropout = tf_keras.layers.Dropout(rate=dropout_rate)
 

@@ -13,7 +13,7 @@ they belong. Selectors, plans and reports over the table are freezing/'s.
 """
 
 from freezing import ParameterGroups
-from modeling import parameter_count
+from layers import parameter_count
 
 BERT_PARAMETER_GROUPS = ParameterGroups([
     ("embeddings", r"^bert/embeddings/"),

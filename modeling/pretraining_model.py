@@ -10,9 +10,9 @@ Checkpoint names (the original `cls/` scope):
 import tf_keras
 from official.nlp.modeling import layers
 
-from modeling import activations
+from layers import activations
 from modeling.bert_model import BertModel, build_model
-from modeling.initializers import create_initializer
+from layers.initializers import create_initializer
 from modeling.transposed_dense import TransposedDense
 
 

@@ -22,7 +22,7 @@ nmt/presets.py; the defaults below are transformer-base):
                                 matrices Glorot uniform, the embedding table
                                 U(±sqrt(3/d)) (entries of unit variance after the
                                 sqrt(d) multiplier), biases and LayerNorm betas zeros,
-                                gammas ones (modeling/initializers.py); "bert": BERT's
+                                gammas ones (layers/initializers.py); "bert": BERT's
                                 truncated normal of initializer_range for every matrix
                                 (this family's runs before the toolkit scheme);
                                 "glorot": Glorot normal matrices, normal(0, d^-1/2)
@@ -36,7 +36,7 @@ sqrt(d) before the positions are added.
 import dataclasses
 from typing import Optional
 
-from modeling.json_config import JsonConfig
+from layers.json_config import JsonConfig
 
 INITIALIZERS = ("marian", "bert", "glorot")
 

@@ -22,7 +22,7 @@ import tf_keras
 from official.modeling import tf_utils
 from official.nlp.modeling import layers
 
-from modeling.attention import MatmulAttention
+from layers.attention import MatmulAttention
 
 
 @tf_keras.utils.register_keras_serializable(package="BertTf2")

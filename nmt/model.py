@@ -33,10 +33,10 @@ from official.modeling import tf_utils
 from official.nlp.modeling import layers
 from official.nlp.modeling.ops import beam_search
 
-from modeling import activations
+from layers import activations
 from modeling.checkpoint_names import OriginalVariable, block_variables, original_attention_shape
-from modeling.encoder_block import transformer_block
-from modeling.initializers import TOOLKIT, toolkit_initializer_of, toolkit_keras_initializers
+from layers.encoder_block import transformer_block
+from layers.initializers import TOOLKIT, toolkit_initializer_of, toolkit_keras_initializers
 from nmt.config import NmtConfig
 from nmt.decoder_block import DecoderBlock
 
@@ -294,7 +294,7 @@ def initializers(config, shapes=None):
     """name -> (kind, scale) for an NmtConfig (the freezer's `initializer_of`).
 
     LayerNorm gammas ones, betas and biases zeros. initializer "marian": the
-    toolkit's uniform scheme (modeling/initializers.py), fans from the original
+    toolkit's uniform scheme (layers/initializers.py), fans from the original
     [in, out] shapes. "bert": truncated normal of initializer_range. "glorot": the embedding table normal(0, d^-1/2)
     (drawn truncated at two stddevs, as every seeded value is), weight matrices
     Glorot normal, stddev sqrt(2 / (fan_in + fan_out)) / 0.8796 as Keras'

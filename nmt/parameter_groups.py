@@ -13,7 +13,7 @@ Stacks are "encoder" and "decoder": `--freeze=attention:encoder`,
 """
 
 from freezing import ParameterGroups
-from modeling import parameter_count
+from layers import parameter_count
 
 STACKS = ("encoder", "decoder")
 

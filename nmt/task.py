@@ -36,7 +36,8 @@ from typing import Optional
 import tensorflow as tf
 from absl import logging
 
-from modeling import cross_entropy, tf1_checkpoint
+from layers import cross_entropy
+from modeling import tf1_checkpoint
 from nmt import dataset as nmt_dataset
 from nmt import metrics
 from nmt import model as transformer_nmt
@@ -181,7 +182,7 @@ def translation_losses(outputs_, batch, label_smoothing=0.0, output_logits=None)
 
     Smoothing spreads `label_smoothing` of each target's probability mass
     uniformly over the vocabulary: loss = (1 - e) * NLL + e * mean_v(-log p_v)
-    (modeling/cross_entropy.py, one softmax for both terms). Padding (target
+    (layers/cross_entropy.py, one softmax for both terms). Padding (target
     id 0) is left out: with the model's `output_logits`, the logits are made at
     the real target positions only (from outputs_["sequence_output"]), else
     outputs_["logits"] are read at every position and the padding weighted 0.

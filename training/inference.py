@@ -7,8 +7,8 @@ with XLA (`--inference_xla`, `auto` by default):
 
 - On a GPU: XLA.
 - float32 on a CPU: no XLA. The projections are 2-D products into which
-  oneDNN fuses the bias and GELU (modeling/product_dense.py), and attention's
-  per-head products batched tf.matmul (modeling/attention.py); XLA compiles
+  oneDNN fuses the bias and GELU (layers/product_dense.py), and attention's
+  per-head products batched tf.matmul (layers/attention.py); XLA compiles
   those to slower dots of its own. TensorFlow's path ran 1.03x XLA's on an
   AVX-512 EPYC (Zen 4; two runs of 7 and 21 rounds) and 1.04-1.09x on an
   AVX2-only one, without the 40-90 MB of the compiled program. (Before these

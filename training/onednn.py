@@ -10,7 +10,7 @@ is kept.
 `fix_mmap_threshold()` fixes glibc's mmap threshold at 1 MiB; the forward
 pass of prediction calls it (`training.inference.BatchForward`). oneDNN's
 float32 inner product (the feed-forward projection in inference,
-modeling/product_dense.py) allocates packing buffers of a few MB per worker
+layers/product_dense.py) allocates packing buffers of a few MB per worker
 thread at every call; glibc's default threshold rises to the largest block
 freed so far, so once TensorFlow has freed its first large activations those
 buffers come from per-thread arenas, which keep them. With the threshold

@@ -9,7 +9,7 @@ total loss = masked LM + next sentence.
 import numpy as np
 import tensorflow as tf
 
-from modeling import cross_entropy
+from layers import cross_entropy
 
 
 def pretraining_losses(outputs, batch):
@@ -31,7 +31,7 @@ def pretraining_losses(outputs, batch):
     mlm_ids = tf.reshape(batch["masked_lm_ids"], [-1])
     mlm_weights = tf.reshape(tf.cast(batch["masked_lm_weights"], tf.float32), [-1])
     vocab = tf.shape(mlm_logits)[-1]
-    # One log-softmax and one gradient pass over [predictions, vocab] (modeling/cross_entropy.py).
+    # One log-softmax and one gradient pass over [predictions, vocab] (layers/cross_entropy.py).
     mlm_example_loss, _ = cross_entropy.cross_entropy_terms(tf.reshape(mlm_logits, [-1, vocab]), mlm_ids)
     masked_lm_loss = tf.reduce_sum(mlm_weights * mlm_example_loss) / (
         tf.reduce_sum(mlm_weights) + 1e-5

@@ -6,7 +6,7 @@ weights by checkpoint name in checkpoint layout. No TensorFlow here.
 
 import numpy as np
 
-from modeling.testing import numpy_layers
+from layers.testing import numpy_layers
 
 LAYER_NORM_EPSILON = 1e-6
 

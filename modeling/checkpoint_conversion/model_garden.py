@@ -33,8 +33,8 @@ from official.nlp.modeling import layers as garden_layers
 from official.nlp.modeling import networks
 from tensorflow.core.protobuf import trackable_object_graph_pb2
 
-from modeling import activations
-from modeling.initializers import create_initializer
+from layers import activations
+from layers.initializers import create_initializer
 from modeling.checkpoint_conversion import original_format
 from modeling.checkpoint_conversion.converted_checkpoint import ConvertedCheckpoint
 from modeling.checkpoint_conversion.errors import ConversionError

@@ -10,7 +10,7 @@ import tf_keras
 from official.nlp.modeling import models, networks
 
 import modeling
-from modeling import activations
+from layers import activations
 from modeling.checkpoint_conversion import model_garden, original_format, testing
 from modeling.checkpoint_conversion.converted_checkpoint import load_into_model
 from modeling.checkpoint_conversion.errors import ConversionError

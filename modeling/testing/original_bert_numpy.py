@@ -8,7 +8,7 @@ model, loaded from a checkpoint in the original layout, against it.
 import numpy as np
 import tensorflow as tf
 
-from modeling.testing import numpy_layers
+from layers.testing import numpy_layers
 
 
 def random_original_tensors(config, seed, num_labels=None, pretraining=True, squad=False):

@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from modeling.testing import numpy_layers
+from layers.testing import numpy_layers
 
 LAYER_NORM_EPSILON = 1e-6
 

@@ -15,7 +15,7 @@ from absl import logging
 
 from analysis import attention_rank, unigram_baseline
 from reproduction import sample_data
-from modeling import compute_cost, parameter_matching
+from studies.bert_tables import compute_cost, parameter_matching
 from options import Options, option
 import outputs
 from pretraining_data import pipeline
@@ -198,7 +198,7 @@ def plan_markdown(steps, experiment, scale, vocab_size):
     if scale.name == "paper" and vocab_size == PAPER_VOCAB_SIZE:
         lines += ["", "The paper compares families at equal parameter counts. The standard model "
                   "(16 heads of size d/h, I = 4d) matching each row's count "
-                  "(modeling.parameter_matching, d in multiples of 16):", "",
+                  "(studies.bert_tables.parameter_matching, d in multiples of 16):", "",
                   "| row | parameters | matched standard model | its parameters |", "|---|---|---|---|"]
         for row in experiment.rows:
             params = results_lib.total_parameters(scale.config(row, vocab_size))

@@ -10,10 +10,10 @@ import tf_keras
 from official.modeling import tf_utils
 from official.nlp.modeling import layers
 
-from modeling import activations
-from modeling.attention import MatmulAttention
-from modeling.layer_norm import replacing_layer_norm
-from modeling.product_dense import ProductDense, replacing_einsum_dense
+from layers import activations
+from layers.attention import MatmulAttention
+from layers.layer_norm import replacing_layer_norm
+from layers.product_dense import ProductDense, replacing_einsum_dense
 
 
 @tf_keras.utils.register_keras_serializable(package="BertTf2")
@@ -24,13 +24,13 @@ class EncoderBlock(layers.TransformerEncoderBlock):
     with no way to pass another class; the assignment is intercepted and the
     layer replaced by a `MatmulAttention` of the same config before it has
     variables or is tracked. The same variables, names and order; the per-head
-    products as batched `tf.matmul` (faster on CPU, see modeling/attention.py).
+    products as batched `tf.matmul` (faster on CPU, see layers/attention.py).
     The feed-forward layer's two projections become `ProductDense` the same
-    way (modeling/product_dense.py), and the first one takes over the block's
+    way (layers/product_dense.py), and the first one takes over the block's
     activation layer (in its dtype: float32 under mixed bfloat16, as Model
     Garden computes it), so that oneDNN applies the bias and the GELU inside
     the product in inference; the activation layer becomes the identity. The
-    LayerNorms become modeling/layer_norm.py's (the same variables), which
+    LayerNorms become layers/layer_norm.py's (the same variables), which
     under mixed precision take fewer passes in inference.
     """
 

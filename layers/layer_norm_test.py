@@ -5,9 +5,9 @@ import pytest
 import tensorflow as tf
 import tf_keras
 
-from modeling import layer_norm
+from layers import layer_norm
 from modeling.embeddings import BertEmbeddings
-from modeling.encoder_block import EncoderBlock
+from layers.encoder_block import EncoderBlock
 
 
 def _pair(fewer_passes, dtype=tf.float32, width=48):

@@ -12,7 +12,7 @@ import math
 import tensorflow as tf
 from absl import logging
 
-from modeling import activations
+from layers import activations
 
 # An unknown key this close to a known one is taken for a typo ("head_sise"):
 # silently ignoring it would train another model than the one asked for.

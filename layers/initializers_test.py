@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from freezing import seeded_values
-from modeling import initializers
+from layers import initializers
 
 
 @pytest.mark.parametrize("name, shape, expected", [

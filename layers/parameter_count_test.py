@@ -5,7 +5,7 @@ import pytest
 import tf_keras
 
 import modeling
-from modeling import parameter_count
+from layers import parameter_count
 from modeling.parameter_groups import count_parameters
 
 

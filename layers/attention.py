@@ -13,12 +13,12 @@ products run 1.5x (BERT, 8 heads of 64 over 128 tokens) to 2x (the LM, 64 heads
 of 32 over 256 tokens, forward and backward) faster on an AVX2 CPU. Under
 XLA both forms compile to the same dot.
 
-Dropout on the probabilities is `Uint16Dropout` (modeling/uint16_dropout.py):
+Dropout on the probabilities is `Uint16Dropout` (layers/uint16_dropout.py):
 one 16-bit random draw per element instead of a float32, since drawing the
 randomness is most of what dropout costs on [batch, heads, queries, keys]. In
 training the softmax and the dropout share one gradient, and dropout's scale
 multiplies the product with the values (the smaller tensor) instead. The
-four projections are `ProductDense` (modeling/product_dense.py): Keras's
+four projections are `ProductDense` (layers/product_dense.py): Keras's
 EinsumDense with a faster weight gradient on CPUs.
 
 With `causal=True` (the language model's self-attention) query i attends
@@ -37,8 +37,8 @@ import math
 import tensorflow as tf
 import tf_keras
 
-from modeling.product_dense import replacing_einsum_dense
-from modeling.uint16_dropout import Uint16Dropout, keep_scale
+from layers.product_dense import replacing_einsum_dense
+from layers.uint16_dropout import Uint16Dropout, keep_scale
 
 # Keras creates these projections as plain EinsumDense; they become ProductDense (same config).
 _PROJECTIONS = ("_query_dense", "_key_dense", "_value_dense", "_output_dense")

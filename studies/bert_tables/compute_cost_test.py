@@ -9,7 +9,7 @@ import pytest
 import tensorflow as tf
 
 import modeling
-from modeling import compute_cost as cost
+from studies.bert_tables import compute_cost as cost
 from modeling import tf1_checkpoint
 from training import optimization, training_checkpoint
 
@@ -56,7 +56,7 @@ def _product_flops(op):
         a = shapes[0]
         contracted = a[0] if op.get_attr("transpose_a") else a[1]
         return 2 * op.outputs[0].shape.num_elements() * contracted
-    if op.type in ("BatchMatMulV2", "BatchMatMulV3"):  # attention's per-head products (modeling/attention.py)
+    if op.type in ("BatchMatMulV2", "BatchMatMulV3"):  # attention's per-head products (layers/attention.py)
         a = shapes[0]
         contracted = a[-2] if op.get_attr("adj_x") else a[-1]
         return 2 * op.outputs[0].shape.num_elements() * contracted

@@ -1,11 +1,11 @@
-"""Tests for modeling/uint16_dropout.py."""
+"""Tests for layers/uint16_dropout.py."""
 
 import numpy as np
 import pytest
 import tensorflow as tf
 import tf_keras
 
-from modeling.uint16_dropout import Uint16Dropout, drop_threshold, keep_scale, uint16_draws
+from layers.uint16_dropout import Uint16Dropout, drop_threshold, keep_scale, uint16_draws
 
 
 def test_threshold_and_scale_are_the_rounded_rate():

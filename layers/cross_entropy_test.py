@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from modeling import cross_entropy
+from layers import cross_entropy
 
 
 def _numpy_terms(logits, labels):

@@ -7,7 +7,7 @@ import pytest
 import tensorflow as tf
 from scipy.special import erf
 
-from modeling import activations
+from layers import activations
 
 X = np.linspace(-5, 5, 41).astype(np.float32)
 FORMULAS = {

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import modeling
-from modeling import parameter_matching as pm
+from studies.bert_tables import parameter_matching as pm
 
 
 def _closed_form(d, h, p, inner, layers=24, vocab=30522, positions=512, types=2, heads=True):

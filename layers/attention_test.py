@@ -5,8 +5,8 @@ import pytest
 import tensorflow as tf
 import tf_keras
 
-from modeling.attention import MatmulAttention
-from modeling.uint16_dropout import Uint16Dropout, keep_scale
+from layers.attention import MatmulAttention
+from layers.uint16_dropout import Uint16Dropout, keep_scale
 
 
 def _numpy_attention(layer, query_input, value_input, mask):

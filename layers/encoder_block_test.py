@@ -7,9 +7,9 @@ import tf_keras
 from official.nlp.modeling import layers
 
 import modeling
-from modeling import activations
-from modeling.attention import MatmulAttention
-from modeling.encoder_block import EncoderBlock, transformer_block
+from layers import activations
+from layers.attention import MatmulAttention
+from layers.encoder_block import EncoderBlock, transformer_block
 from lm.config import LmConfig
 
 

@@ -26,7 +26,7 @@ Measurements: docs/performance.md#layernorm-in-fewer-passes.
 import tensorflow as tf
 import tf_keras
 
-from modeling.product_dense import is_inference
+from layers.product_dense import is_inference
 
 
 @tf_keras.utils.register_keras_serializable(package="BertTf2")

@@ -8,9 +8,8 @@ import tf_keras
 from tensorflow.core.protobuf import config_pb2, meta_graph_pb2
 from tensorflow.python.grappler import tf_optimizer
 
-from modeling import activations, product_dense
-from modeling.product_dense import (ProductDense, product_axes, projection, replacing_einsum_dense,
-                                    uses_transposed_gradient)
+from layers import activations, product_dense
+from layers.product_dense import ProductDense, product_axes, projection, replacing_einsum_dense, uses_transposed_gradient
 from training import compute_dtype
 
 # oneDNN computes in bfloat16 only with AVX-512; elsewhere TensorFlow falls back to Eigen's kernels, which

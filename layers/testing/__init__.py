@@ -1,0 +1,1 @@
+"""NumPy references of the shared layers, for the families' model tests."""
