@@ -1,7 +1,7 @@
 """`make demo-papers`: pre-training from scratch and Table 2B at tiny scale, offline, on the sample data.
 
-It proves that the research pipeline runs end to end on any machine, in about
-5 minutes on 2 cores; it does not show the papers' findings (tiny models
+It proves that the research pipeline runs end to end on any machine, in
+minutes (docs/demo.md says how long); it does not show the papers' findings (tiny models
 trained for minutes on 0.4 MB of text learn word frequencies, not language):
 docs/results/ has the evidence at small scale on real text.
 
