@@ -73,19 +73,27 @@ def options_class(registry):
     tables, a SentencePiece model for the language models) is one flag: the
     studies must declare it with the same type, default, choices, minimum and
     path kind, and its help joins theirs (each says which study it speaks for).
+    The joined class checks each flag's choices, minimum and path; a check across
+    flags belongs in the study's plan(), so a study options class with a
+    validate() of its own is refused rather than left unchecked.
 
     Args:
       registry: reproduction.registry.Registry of the known studies.
 
     Raises:
       TypeError: naming the flag and the two studies that declare it differently,
-        or a study flag that redeclares one of the engine's.
+        a study flag that redeclares one of the engine's, or a study options class
+        with a validate() of its own.
     """
     engine = {field.name for field in dataclasses.fields(ReproduceOptions)} | {"experiment"}
     declared = {}  # flag -> (study, options class, field, helps)
     for study in registry.studies():
         if study.options is None:
             continue
+        if study.options.validate is not Options.validate:
+            raise TypeError("%s (--experiment=%s) has a validate() of its own, which reproduce_paper_tables.py's "
+                            "options would not run: check across flags in the study's plan()." % (
+                                study.options.__name__, study.name))
         for field in dataclasses.fields(study.options):
             if field.name in engine:
                 raise TypeError("%s.%s (--experiment=%s) redeclares the engine's --%s." % (

@@ -264,3 +264,16 @@ def test_a_study_flag_may_not_redeclare_the_engine_s():
                                        kw_only=True)
     with pytest.raises(TypeError, match=r"^_Clash\.scale \(--experiment=mine\) redeclares the engine's --scale\.$"):
         driver.options_class(Registry([_study("mine", clash)]))
+
+
+def test_a_study_options_class_with_checks_of_its_own_is_refused():
+    @dataclasses.dataclass(kw_only=True)
+    class _Checked(Options):
+        first: int = option(1, help="The first.")
+
+        def validate(self):
+            super().validate()
+
+    with pytest.raises(TypeError, match=r"^_Checked \(--experiment=checked\) has a validate\(\) of its own, which "
+                                        r"reproduce_paper_tables\.py's options would not run"):
+        driver.options_class(Registry([_study("checked", _Checked)]))
