@@ -240,7 +240,7 @@ def build_ours(spec, dtype, output_dir, jit_compile=False):
         task = dataclasses.replace(language_modeling.lm_task(None, config, None, None),
                                    make_dataset=lambda batch_size, context: dataset)
         freezer = model_options.make_freezer(options, PARAMETER_GROUPS, config.num_hidden_layers,
-                                         transformer_lm.initializers(config))
+                                             transformer_lm.initializers(config))
         schedule = Schedule(spec["num_train_steps"], spec["num_warmup_steps"], "linear", config.hidden_size)
         trainer = trainer_lib.Trainer(options, schedule, strategy, task, freezer)
         loop = trainer.make_loop()

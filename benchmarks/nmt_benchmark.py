@@ -247,7 +247,7 @@ def build_ours_training(config, options, dataset, steps):
     task = dataclasses.replace(translation.translation_task(options, config, None, None, {}),
                                make_dataset=lambda batch, context: dataset)
     freezer = model_options.make_freezer(options, PARAMETER_GROUPS, config.num_layers,
-                                     transformer_nmt.initializers(config))
+                                         transformer_nmt.initializers(config))
     schedule = Schedule(options.num_train_steps, options.num_warmup_steps, options.learning_rate_schedule,
                         config.hidden_size, options.adam_beta2)
     trainer = trainer_lib.Trainer(options, schedule, distribution.get_strategy(options), task, freezer)

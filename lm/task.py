@@ -95,7 +95,7 @@ def effective_config(options):
     """
     config = LmConfig.from_json_file(options.lm_config_file) if options.lm_config_file else LmConfig()
     return model_options.with_head_size(config, options,
-                                    "--max_seq_length=%d exceeds the model's max_position_embeddings %d.")
+                                        "--max_seq_length=%d exceeds the model's max_position_embeddings %d.")
 
 
 def sources(options):
@@ -235,7 +235,7 @@ def run(options, callbacks=(), given=None):
         options, vocab_file=vocabulary_lib.identity(options.vocab_file, options.output_dir),
         train_file=training_data(options, found))
     freezer = model_options.make_freezer(options, PARAMETER_GROUPS, config.num_hidden_layers,
-                                     transformer_lm.initializers(config))
+                                         transformer_lm.initializers(config))
     strategy = process.prepare(options)
     vocabulary = vocabulary_lib.get(options.vocab_file, options.vocab_size, found.get("train"), options.output_dir)
     config = vocabulary_lib.fit_vocabulary(config, vocabulary)

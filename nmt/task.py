@@ -409,7 +409,7 @@ def run(options, callbacks=(), given=None):
     record = run_record.check_training_run(
         options, spm_model=vocabulary_lib.identity(options.spm_model, options.output_dir), **data)
     freezer = model_options.make_freezer(options, PARAMETER_GROUPS, config.num_layers,
-                                     transformer_nmt.initializers(config))
+                                         transformer_nmt.initializers(config))
     strategy = process.prepare(options)
     train = found.get("train")
     vocabulary = vocabulary_lib.get(options.spm_model, options.vocab_size, train[0] if train else None,

@@ -60,8 +60,7 @@ class ReproduceOptions(Options):
 _SAME_OPTION = ("type", "default", "choices", "minimum", "new", "path")
 
 
-def _option_facts(options_class, field):
-    hints = typing.get_type_hints(options_class)
+def _option_facts(hints, field):
     return dict(type=hints[field.name], default=field.default, choices=field.metadata.get("choices"),
                 minimum=field.metadata.get("minimum"), new=field.metadata.get("new"), path=field.metadata.get("path"))
 
@@ -86,36 +85,38 @@ def options_class(registry):
         with a validate() of its own.
     """
     engine = {field.name for field in dataclasses.fields(ReproduceOptions)} | {"experiment"}
-    declared = {}  # flag -> (study, options class, field, helps)
+    first_study = {}  # options class -> the first study reading it (several studies may share one)
     for study in registry.studies():
-        if study.options is None:
-            continue
-        if study.options.validate is not Options.validate:
+        if study.options is not None:
+            first_study.setdefault(study.options, study)
+    declared = {}  # flag -> (study, options class, facts, helps)
+    for klass, study in first_study.items():
+        if klass.validate is not Options.validate:
             raise TypeError("%s (--experiment=%s) has a validate() of its own, which reproduce_paper_tables.py's "
                             "options would not run: check across flags in the study's plan()." % (
-                                study.options.__name__, study.name))
-        for field in dataclasses.fields(study.options):
+                                klass.__name__, study.name))
+        hints = typing.get_type_hints(klass)
+        for field in dataclasses.fields(klass):
             if field.name in engine:
                 raise TypeError("%s.%s (--experiment=%s) redeclares the engine's --%s." % (
-                    study.options.__name__, field.name, study.name, field.name))
+                    klass.__name__, field.name, study.name, field.name))
+            facts = _option_facts(hints, field)
             if field.name not in declared:
-                declared[field.name] = (study, study.options, field, [field.metadata["help"]])
+                declared[field.name] = (study, klass, facts, [field.metadata["help"]])
                 continue
-            first, first_class, first_field, helps = declared[field.name]
-            mine, theirs = _option_facts(study.options, field), _option_facts(first_class, first_field)
-            different = [fact for fact in _SAME_OPTION if mine[fact] != theirs[fact]]
+            first, first_class, first_facts, helps = declared[field.name]
+            different = [fact for fact in _SAME_OPTION if facts[fact] != first_facts[fact]]
             if different:
                 raise TypeError("--%s is declared differently by --experiment=%s (%s) and --experiment=%s (%s): %s "
                                 "differ%s." % (field.name, first.name, first_class.__name__, study.name,
-                                                study.options.__name__, ", ".join(different),
+                                                klass.__name__, ", ".join(different),
                                                 "s" if len(different) == 1 else ""))
             if field.metadata["help"] not in helps:
                 helps.append(field.metadata["help"])
     fields = [("experiment", str, option(help="The table or figure: %s." % ", ".join(registry.names()),
                                          choices=registry.names()))]
-    for name, (_, declaring_class, field, helps) in declared.items():
-        facts = _option_facts(declaring_class, field)
-        default = {} if field.default is dataclasses.MISSING else dict(default=field.default)
+    for name, (_, _, facts, helps) in declared.items():
+        default = {} if facts["default"] is dataclasses.MISSING else dict(default=facts["default"])
         fields.append((name, facts["type"], option(
             **default, help=" ".join(helps), choices=facts["choices"], minimum=facts["minimum"], new=facts["new"],
             path=facts["path"])))

@@ -16,4 +16,4 @@ def test_effective_config_applies_head_size_and_checks_the_length(tmp_path):
     assert bert_setup.effective_config(options).attention_head_size == 32
     with pytest.raises(ValueError, match=r"sequence length 17 .* up to sequence length 16"):
         bert_setup.effective_config(PretrainingOptions(bert_config_file=str(config_file), input_file="x",
-                                                      output_dir="o", max_seq_length=17))
+                                                       output_dir="o", max_seq_length=17))

@@ -199,7 +199,7 @@ class ClassifierRun:
             evaluation.write_eval_results(self.options.output_dir, results, results_file)
             # TensorBoard: eval/ (and eval_mismatched/ for MNLI), beside the records' names.
             evaluation.write_eval_summaries(self.options.output_dir, results, step,
-                                           os.path.splitext(records)[0])
+                                            os.path.splitext(records)[0])
             all_results[results_file] = results
         return all_results
 

@@ -14,16 +14,15 @@ from typing import Optional
 from absl import logging
 
 from analysis import attention_rank, unigram_baseline
-from reproduction import sample_data
-from studies.bert_tables import compute_cost, parameter_matching
 from options import Options, option
 import outputs
 from pretraining_data import pipeline
 from pretraining_data.instances import CreatePretrainingDataOptions
-from reproduction import tiny_data
-from studies.bert_tables import experiments, plan as plan_lib, plots, results as results_lib, scales
+from reproduction import sample_data, tiny_data
 from reproduction.plan import output_directories
 from reproduction.study import Plan, Study, scale_of
+from studies.bert_tables import (compute_cost, experiments, parameter_matching, plan as plan_lib, plots,
+                                 results as results_lib, scales)
 from tokenization import vocab_builder
 from training import classification, compute_dtype, pretraining, squad
 
