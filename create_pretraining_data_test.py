@@ -10,8 +10,8 @@ import time
 
 import tensorflow as tf
 
+from modeling import pretraining_input
 from pretraining_data import testing
-from training import pretraining_input
 
 REPO_DIR = os.path.dirname(os.path.abspath(__file__))
 

@@ -17,7 +17,7 @@ from training import onednn
 
 onednn.enable()  # before TensorFlow loads: see training/onednn.py
 
-from training.export_model import ExportModelOptions, run
+from modeling.export_model import ExportModelOptions, run
 
 options.define_flags(ExportModelOptions)
 

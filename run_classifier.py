@@ -17,7 +17,7 @@ from training import onednn
 
 onednn.enable()  # before TensorFlow loads: see training/onednn.py
 
-from training.classification import ClassifierOptions, run
+from modeling.classification import ClassifierOptions, run
 
 options.define_flags(ClassifierOptions)
 

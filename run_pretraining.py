@@ -16,7 +16,7 @@ from training import onednn
 
 onednn.enable()  # before TensorFlow loads: see training/onednn.py
 
-from training.pretraining import PretrainingOptions, run
+from modeling.pretraining import PretrainingOptions, run
 
 options.define_flags(PretrainingOptions)
 

@@ -16,7 +16,7 @@ from training import onednn
 
 onednn.enable()  # before TensorFlow loads: see training/onednn.py
 
-from training.squad import SquadOptions, run
+from modeling.squad import SquadOptions, run
 
 options.define_flags(SquadOptions)
 

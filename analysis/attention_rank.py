@@ -43,11 +43,11 @@ from absl import logging
 
 import outputs
 import tokenization
+from checkpoints import init_checkpoint as init_checkpoint_lib
 from feature_extraction import feature_extractor
 from layers.attention import MatmulAttention
+from modeling import bert_setup
 from options import option
-from training import init_checkpoint as init_checkpoint_lib
-from training import bert_setup
 
 SUMMARY_SUFFIX = ".summary.json"
 PLOT_SUFFIX = ".rank_vs_length.png"

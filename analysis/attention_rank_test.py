@@ -12,8 +12,8 @@ from official.nlp.modeling import layers
 
 import tokenization
 from analysis import attention_rank, testing
+from checkpoints import tf1_checkpoint
 from feature_extraction import feature_extractor
-from modeling import tf1_checkpoint
 from modeling.testing import original_bert_numpy
 
 # Lengths n (with [CLS] and [SEP]) 13, 8, 6 and 11 at --max_seq_length 16: padding in every batch.

@@ -23,8 +23,8 @@ import tensorflow as tf
 from absl import logging
 
 import outputs
+from modeling import pretraining_input
 from options import Options, option
-from training import pretraining_input
 
 
 @dataclasses.dataclass(kw_only=True)

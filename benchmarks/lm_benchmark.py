@@ -223,10 +223,9 @@ def build_ours(spec, dtype, output_dir, jit_compile=False):
     """run_lm's step: returns (run one round -> mean loss, parameter count)."""
     import tensorflow as tf
 
-    from lm import model as transformer_lm
     from lm import task as language_modeling
-    from lm.parameter_groups import PARAMETER_GROUPS
-    from training import model_options, process
+    from lm.family import FAMILY
+    from training import process
     from training import trainer as trainer_lib
     from training.training_options import Schedule, TrainingOptions
 
@@ -239,8 +238,7 @@ def build_ours(spec, dtype, output_dir, jit_compile=False):
         strategy = process.prepare(options)  # As run_lm.py: seeds, dropout generators, policy.
         task = dataclasses.replace(language_modeling.lm_task(None, config, None, None),
                                    make_dataset=lambda batch_size, context: dataset)
-        freezer = model_options.make_freezer(options, PARAMETER_GROUPS, config.num_hidden_layers,
-                                             transformer_lm.initializers(config))
+        freezer = FAMILY.freezer(options, config)
         schedule = Schedule(spec["num_train_steps"], spec["num_warmup_steps"], "linear", config.hidden_size)
         trainer = trainer_lib.Trainer(options, schedule, strategy, task, freezer)
         loop = trainer.make_loop()

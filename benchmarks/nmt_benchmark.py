@@ -237,17 +237,15 @@ def build_ours_training(config, options, dataset, steps):
     """run_translation's training step: returns (a callable running `steps` steps -> mean loss, the model)."""
     import tensorflow as tf
 
-    from nmt import model as transformer_nmt
     from nmt import task as translation
-    from nmt.parameter_groups import PARAMETER_GROUPS
-    from training import distribution, model_options, process
+    from nmt.family import FAMILY
+    from training import distribution
     from training import trainer as trainer_lib
     from training.training_options import Schedule
 
     task = dataclasses.replace(translation.translation_task(options, config, None, None, {}),
                                make_dataset=lambda batch, context: dataset)
-    freezer = model_options.make_freezer(options, PARAMETER_GROUPS, config.num_layers,
-                                         transformer_nmt.initializers(config))
+    freezer = FAMILY.freezer(options, config)
     schedule = Schedule(options.num_train_steps, options.num_warmup_steps, options.learning_rate_schedule,
                         config.hidden_size, options.adam_beta2)
     trainer = trainer_lib.Trainer(options, schedule, distribution.get_strategy(options), task, freezer)

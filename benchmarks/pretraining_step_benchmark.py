@@ -1,7 +1,7 @@
 """Pre-training step throughput and peak memory: run_pretraining vs Model Garden and PyTorch.
 
 "ours" is the step run_pretraining.py runs: the Task of
-`training.pretraining.pretraining_task` (BertPretrainingModel, the original
+`modeling.pretraining.pretraining_task` (BertPretrainingModel, the original
 losses) with an in-memory dataset, built by `training.trainer.Trainer` under a
 OneDeviceStrategy, optimizer and freezing plan as in `trainer.train`, and the
 loop of `Trainer.make_loop()`: `loop(iterator, tf.constant(n))` runs n steps in
@@ -159,7 +159,9 @@ def build_ours(s, dtype, jit_compile=False):
     """run_pretraining's step (with jit_compile: --jit_compile): returns (loop, model, dataset)."""
     import dataclasses
 
-    from training import bert_setup, distribution, pretraining
+    from training import distribution
+    from modeling import pretraining
+    from modeling.family import FAMILY
     from training import trainer as trainer_lib
     from training.training_options import Schedule, TrainingOptions
 
@@ -179,7 +181,7 @@ def build_ours(s, dtype, jit_compile=False):
         )
         trainer = trainer_lib.Trainer(
             options, Schedule(_NUM_TRAIN_STEPS, _NUM_WARMUP_STEPS),
-            distribution.get_strategy(options), task, bert_setup.bert_freezer(options, config))
+            distribution.get_strategy(options), task, FAMILY.freezer(options, config))
         loop = trainer.make_loop()
     return loop, trainer.model, task.make_dataset(s["train_batch_size"], None)
 

@@ -96,13 +96,13 @@ HOOKS = (
     ("tokenization.sentencepiece_vocabulary", "get", "vocabulary"),
     ("training.trainer", "Trainer.run_steps", "training"),
     ("training.trainer", "Trainer.save", "checkpoints"),
-    ("modeling.tf1_checkpoint", "write_tensors", "checkpoints"),
+    ("checkpoints.tf1_checkpoint", "write_tensors", "checkpoints"),
     ("nmt.task", "Translator.__init__", None),  # wraps the instance's compiled functions, below
     ("nmt.metrics", "corpus_scores", "evaluation: sacreBLEU"),
     ("nmt.dataset", "count_too_long", "input checks"),
     ("lm.task", "score", "evaluation: held-out scoring"),
-    ("training.pretraining", "evaluate", "evaluation: held-out scoring"),
-    ("training.pretraining_input", "check_record_lengths", "input checks"),
+    ("modeling.pretraining", "evaluate", "evaluation: held-out scoring"),
+    ("modeling.pretraining_input", "check_record_lengths", "input checks"),
 )
 PHASES = ("process start and imports", "vocabulary", "training: tracing", "training: steps", "checkpoints",
           "evaluation: teacher-forced scoring", "evaluation: beam search", "evaluation: sacreBLEU",

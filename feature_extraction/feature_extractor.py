@@ -26,9 +26,10 @@ from absl import logging
 import modeling
 import outputs
 import tokenization
+from checkpoints import init_checkpoint as init_checkpoint_lib
+from modeling import bert_setup
 from options import option
-from training import bert_setup, distribution, inference
-from training import init_checkpoint as init_checkpoint_lib
+from training import distribution, inference
 
 # The original's pair syntax: the last " ||| " wins because `(.*)` is greedy.
 _PAIR_PATTERN = re.compile(r"^(.*) \|\|\| (.*)$")

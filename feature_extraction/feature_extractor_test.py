@@ -11,9 +11,10 @@ from absl import flags
 
 import modeling
 import tokenization
+from checkpoints import seeded_init, tf1_checkpoint
 from feature_extraction import feature_extractor
 from freezing import seeded_values
-from modeling import seeded_init, tf1_checkpoint
+from modeling import bert_model
 from options.declaration import define_flags, flags_parser
 
 VOCAB = [
@@ -329,7 +330,7 @@ def seeded(tmp_path_factory):
     prefix = modeling.save_checkpoint(
         model, str(tmp_path_factory.mktemp("seeded") / "model.ckpt"), omit=SEEDED_NAMES)
     content = seeded_values.manifest(
-        modeling.original_variables(model), SEEDED_NAMES, 5, seeded_init.initializers(config))
+        modeling.original_variables(model), SEEDED_NAMES, 5, bert_model.initializers(config))
     seeded_values.write_manifest(prefix, content)
     return prefix, content, config
 

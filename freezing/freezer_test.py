@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 
 import modeling
+from checkpoints import seeded_init
 from freezing import Freezer, FreezingOptions, seeded_values
 from freezing.freezer import PARAMETERS_FILE
-from modeling import seeded_init
+from modeling import bert_model
 from modeling.parameter_groups import BERT_PARAMETER_GROUPS
 from options import option
 
@@ -26,7 +27,7 @@ class _Options(FreezingOptions):
 
 def _freezer(freeze="", reinit="", save_frozen="values"):
     options = _Options(freeze=freeze, reinit=reinit, save_frozen=save_frozen)
-    return Freezer(options, BERT_PARAMETER_GROUPS, CONFIG.num_hidden_layers, seeded_init.initializers(CONFIG))
+    return Freezer(options, BERT_PARAMETER_GROUPS, CONFIG.num_hidden_layers, bert_model.initializers(CONFIG))
 
 
 @pytest.fixture(scope="module")

@@ -4,8 +4,9 @@ import numpy as np
 import pytest
 
 import modeling
+from checkpoints import seeded_init
 from freezing import seeded_values
-from modeling import seeded_init
+from modeling import bert_model
 
 CONFIG = modeling.BertConfig(
     vocab_size=30, hidden_size=16, num_hidden_layers=2, num_attention_heads=2, head_size=12,
@@ -27,7 +28,7 @@ def test_manifest_regenerates_and_detects_tampering(tmp_path):
     seeded_init.initialize(model, seed=11)
     variables = modeling.original_variables(model)
     names = ["bert/encoder/layer_0/attention/self/query/kernel", "bert/encoder/layer_1/output/dense/bias"]
-    content = seeded_values.manifest(variables, names, 11, seeded_init.initializers(CONFIG))
+    content = seeded_values.manifest(variables, names, 11, bert_model.initializers(CONFIG))
     assert content["variables"][names[0]]["shape"] == [16, 24]
     assert content["variables"][names[0]]["stddev"] == 0.05
     assert content["variables"][names[1]]["initializer"] == "zeros"

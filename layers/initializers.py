@@ -2,8 +2,9 @@
 
 Two schemes give each variable (kind, scale) for freezing/seeded_values.py:
 
-- BERT's (`create_initializer`, modeling/seeded_init.py): truncated normal of
-  initializer_range (0.02) for every matrix, embeddings included.
+- BERT's (`create_initializer`, `bert_initializer_of`): truncated normal of
+  initializer_range (0.02) for every matrix, embeddings included; the
+  classifier's and SQuAD's output weights keep the original's fixed 0.02.
 - The NMT toolkit's ("marian"; Marian, the toolkit Bogoychev (2021) trained
   with, `toolkit_initializer_of`): weight matrices Glorot uniform,
   U(±sqrt(6 / (fan_in + fan_out))) with the fans of the [in, out] matrix; each
@@ -18,10 +19,24 @@ import tf_keras
 
 TOOLKIT = "marian"
 
+# The original fixes these output weights' stddev at 0.02, whatever the config says.
+_FIXED_STDDEV_HEADS = ("output_weights", "cls/squad/output_weights")
+
 
 def create_initializer(initializer_range):
     """The original's initializer: normal truncated at 2 stddev."""
     return tf_keras.initializers.TruncatedNormal(stddev=initializer_range)
+
+
+def bert_initializer_of(name, initializer_range):
+    """(kind, stddev) of an original variable name in BERT's scheme; kind: truncated_normal | zeros | ones."""
+    if name.endswith("LayerNorm/gamma"):
+        return "ones", None
+    if name.endswith("LayerNorm/beta") or name.endswith("bias"):
+        return "zeros", None
+    if name in _FIXED_STDDEV_HEADS:
+        return "truncated_normal", 0.02
+    return "truncated_normal", initializer_range
 
 
 def embedding_limit(hidden_size):

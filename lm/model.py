@@ -13,7 +13,7 @@ Checkpoint names (`checkpoint_variables`), in BERT's style so the same tools
 read them:
   lm/embeddings/word_embeddings       [vocab_size, d]
   lm/embeddings/position_embeddings   [max_position_embeddings, d]
-  lm/decoder/layer_<i>/...            BERT's per-layer names (modeling/checkpoint_names.py);
+  lm/decoder/layer_<i>/...            BERT's per-layer names (checkpoints/original_names.py);
                                       the LayerNorms here come before their sub-layer
   lm/decoder/LayerNorm/{gamma,beta}   the final LayerNorm
   lm/output/bias                      [vocab_size]
@@ -28,11 +28,10 @@ import tf_keras
 from official.modeling import tf_utils
 from official.nlp.modeling import layers
 
-from lm.config import LmConfig
-from modeling import seeded_init
-from modeling.checkpoint_names import OriginalVariable, block_variables
+from checkpoints.original_names import OriginalVariable, block_variables
 from layers.encoder_block import transformer_block
-from layers.initializers import TOOLKIT, create_initializer, toolkit_initializer_of, toolkit_keras_initializers
+from layers.initializers import TOOLKIT, bert_initializer_of, create_initializer, toolkit_initializer_of, toolkit_keras_initializers
+from lm.config import LmConfig
 
 # tensor2tensor's layer_norm epsilon.
 LAYER_NORM_EPSILON = 1e-6
@@ -175,7 +174,7 @@ def build_lm(model, seq_length=2):
 def initializers(config):
     """name -> (kind, scale) for an LmConfig (the freezer's `initializer_of`)."""
     if config.initializer != TOOLKIT:
-        return functools.partial(seeded_init.initializer_of, initializer_range=config.initializer_range)
+        return functools.partial(bert_initializer_of, initializer_range=config.initializer_range)
     return lambda name: toolkit_initializer_of(name, original_shape(config, name))
 
 

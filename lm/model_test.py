@@ -6,12 +6,13 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from checkpoints import seeded_init
 from freezing.selectors import ParameterGroups
 from lm.config import LmConfig
 from lm.model import TransformerLm, build_lm
 from lm.parameter_groups import PARAMETER_GROUPS, count_parameters
 from lm.testing import numpy_reference as lm_numpy
-from modeling import original_variables, seeded_init
+from modeling import original_variables
 
 VOCAB = 37
 SEQ = 9

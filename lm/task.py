@@ -26,10 +26,8 @@ from absl import logging
 
 from file_system import text_files
 from lm import dataset as lm_dataset, tfds_source
-from lm import model as transformer_lm
-from lm import presets as lm_presets
 from lm.config import LmConfig
-from lm.parameter_groups import PARAMETER_GROUPS
+from lm.family import FAMILY
 from layers import cross_entropy
 from options import Options, option
 from tokenization import sentencepiece_vocabulary as vocabulary_lib
@@ -39,7 +37,7 @@ from training.presets import apply_preset
 from training.model_options import HeadSizeOptions
 from training.training_options import ModesOptions, Schedule, ScheduleOptions, StepsOptions
 
-CONFIG_FILE = "lm_config.json"
+CONFIG_FILE = FAMILY.config_file
 EVAL_LOG_BATCHES = 100
 
 
@@ -78,7 +76,7 @@ class LmOptions(ModesOptions, StepsOptions, HeadSizeOptions, ScheduleOptions, Lm
         new=True, path="file")
     preset: Optional[str] = option(
         None, "lm1b_paper: the LM1B model and schedule of Bhojanapalli et al. (2020); flags given "
-        "on the command line win.", choices=tuple(lm_presets.PRESETS), new=True)
+        "on the command line win.", choices=tuple(FAMILY.presets), new=True)
 
     def validate(self):
         super().validate()
@@ -157,7 +155,7 @@ def lm_task(options, config, vocabulary, train_source, record=None):
     built = {}
 
     def build():
-        built["model"] = transformer_lm.build_lm(transformer_lm.TransformerLm(config))
+        built["model"] = FAMILY.build_model(config)
         return built["model"]
 
     return trainer_lib.Task(
@@ -167,7 +165,7 @@ def lm_task(options, config, vocabulary, train_source, record=None):
         model_inputs=_model_inputs,
         compute_losses=lambda outputs, batch: lm_losses(outputs, batch, built["model"].output_logits),
         loss_names=("loss", "target_tokens"),
-        records=dict({CONFIG_FILE: config.to_json_string()}, **run_record.records(record)),
+        records=dict(FAMILY.config_records(config), **run_record.records(record)),
         tokens_name="target_tokens",
     )
 
@@ -201,7 +199,7 @@ def evaluate(options, config, vocabulary, strategy, source, trainer, mode):
       dict of the results.
     """
     model, step = evaluation.model_to_evaluate(
-        options, strategy, lambda: transformer_lm.build_lm(transformer_lm.TransformerLm(config)), trainer)
+        options, strategy, lambda: FAMILY.build_model(config), trainer)
     batches = lm_dataset.evaluation_dataset(source, vocabulary, options.max_seq_length, options.eval_batch_size)
     total_nll, tokens, chars = score(model, batches)
     if not tokens:
@@ -227,15 +225,14 @@ def run(options, callbacks=(), given=None):
     Returns:
       {"eval": results, "test": results} for the modes run.
     """
-    options = apply_preset(options, lm_presets.PRESETS, given)
+    options = apply_preset(options, FAMILY.presets, given)
     options.validate()
     config = effective_config(options)
     found = sources(options)
     record = run_record.check_training_run(
         options, vocab_file=vocabulary_lib.identity(options.vocab_file, options.output_dir),
         train_file=training_data(options, found))
-    freezer = model_options.make_freezer(options, PARAMETER_GROUPS, config.num_hidden_layers,
-                                         transformer_lm.initializers(config))
+    freezer = FAMILY.freezer(options, config)
     strategy = process.prepare(options)
     vocabulary = vocabulary_lib.get(options.vocab_file, options.vocab_size, found.get("train"), options.output_dir)
     config = vocabulary_lib.fit_vocabulary(config, vocabulary)

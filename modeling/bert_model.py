@@ -7,15 +7,19 @@ scaled by 1/sqrt(D), and the output projection maps N*D -> H. With
 `head_size` unset D = H/N, which is the original model exactly.
 """
 
+import collections
+import functools
+
 import tensorflow as tf
 import tf_keras
 from official.modeling import tf_utils
 from official.nlp.modeling import layers
 
-from modeling.bert_config import BertConfig
-from layers.initializers import create_initializer
-from modeling.embeddings import LAYER_NORM_EPSILON, BertEmbeddings
+from checkpoints.original_names import OriginalVariable, block_variables
 from layers.encoder_block import transformer_block
+from layers.initializers import bert_initializer_of, create_initializer
+from modeling.bert_config import BertConfig
+from modeling.embeddings import LAYER_NORM_EPSILON, BertEmbeddings
 
 
 def build_model(model, seq_length=2):
@@ -33,6 +37,19 @@ def build_model(model, seq_length=2):
         )
     )
     return model
+
+
+def initializers(config):
+    """name -> (kind, stddev) for a BertConfig: BERT's scheme (the freezer's `initializer_of`)."""
+    return functools.partial(bert_initializer_of, initializer_range=config.initializer_range)
+
+
+def task_checkpoint_variables(model):
+    """{original name: OriginalVariable} of a built task model: its encoder's, then its heads' (`head_variables()`)."""
+    names = model.bert.checkpoint_variables()
+    for name, variable in model.head_variables().items():
+        names[name] = OriginalVariable(variable, tuple(variable.shape))
+    return names
 
 
 @tf_keras.utils.register_keras_serializable(package="BertTf2")
@@ -124,6 +141,31 @@ class BertModel(tf_keras.Model):
     def get_embedding_table(self):
         """The word embedding variable [vocab_size, hidden_size]."""
         return self.embeddings.embedding_table
+
+    def checkpoint_variables(self):
+        """{original name: OriginalVariable} of the built encoder (`bert/...`), in the original's order."""
+        if not self.built:
+            raise ValueError("Build the model first (modeling.build_model) to list its variables.")
+        embeddings = self.embeddings
+        names = collections.OrderedDict()
+
+        def add(name, variable):
+            names[name] = OriginalVariable(variable, tuple(variable.shape))
+
+        add("bert/embeddings/word_embeddings", embeddings.word_embeddings.embeddings)
+        add("bert/embeddings/token_type_embeddings", embeddings.token_type_embeddings.embeddings)
+        add("bert/embeddings/position_embeddings", embeddings.position_embeddings.weights[0])
+        add("bert/embeddings/LayerNorm/gamma", embeddings.layer_norm.gamma)
+        add("bert/embeddings/LayerNorm/beta", embeddings.layer_norm.beta)
+        for i, block in enumerate(self.encoder_layers):
+            names.update(block_variables(block, "bert/encoder/layer_%d" % i))
+        add("bert/pooler/dense/kernel", self.pooler.kernel)
+        add("bert/pooler/dense/bias", self.pooler.bias)
+        return names
+
+    def initializer_of(self, name):
+        """(kind, stddev) of an original name: BERT's scheme (layers/initializers.py)."""
+        return bert_initializer_of(name, self.config.initializer_range)
 
     def get_config(self):
         return {"config": self.config.to_dict(), "name": self.name}

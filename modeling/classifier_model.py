@@ -6,7 +6,7 @@ Checkpoint names (root scope, as the original's `create_model`):
 
 import tf_keras
 
-from modeling.bert_model import BertModel
+from modeling.bert_model import BertModel, task_checkpoint_variables
 from modeling.transposed_dense import TransposedDense
 
 # The original fixes both, independently of the config.
@@ -38,6 +38,14 @@ class BertClassifierModel(tf_keras.Model):
         pooled = self.dropout(outputs["pooled_output"], training=training)
         outputs["logits"] = self.classifier(pooled)
         return outputs
+
+    def checkpoint_variables(self):
+        """{original name: OriginalVariable}: the encoder's, then the heads' (modeling/bert_model.py)."""
+        return task_checkpoint_variables(self)
+
+    def initializer_of(self, name):
+        """(kind, stddev) of an original name: BERT's scheme, the heads' fixed stddev included."""
+        return self.bert.initializer_of(name)
 
     def head_variables(self):
         """{original checkpoint name: variable} for the output layer."""

@@ -1,7 +1,7 @@
 """`BertEmbeddings`: word + position + token-type embeddings, LayerNorm, dropout.
 
 The original's `embedding_lookup` + `embedding_postprocessor`, assembled from
-Model Garden's embedding layers. Checkpoint names (checkpoint_names.py):
+Model Garden's embedding layers. Checkpoint names (BertModel.checkpoint_variables):
 `bert/embeddings/{word_embeddings, token_type_embeddings,
 position_embeddings, LayerNorm/gamma, LayerNorm/beta}`.
 """

@@ -11,8 +11,8 @@ import tf_keras
 from official.nlp.modeling import layers
 
 from layers import activations
-from modeling.bert_model import BertModel, build_model
 from layers.initializers import create_initializer
+from modeling.bert_model import BertModel, build_model, task_checkpoint_variables
 from modeling.transposed_dense import TransposedDense
 
 
@@ -54,6 +54,14 @@ class BertPretrainingModel(tf_keras.Model):
         )
         outputs["next_sentence_logits"] = self.next_sentence(outputs["pooled_output"])
         return outputs
+
+    def checkpoint_variables(self):
+        """{original name: OriginalVariable}: the encoder's, then the heads' (modeling/bert_model.py)."""
+        return task_checkpoint_variables(self)
+
+    def initializer_of(self, name):
+        """(kind, stddev) of an original name: BERT's scheme, the heads' fixed stddev included."""
+        return self.bert.initializer_of(name)
 
     def head_variables(self):
         """{original checkpoint name: variable} for the `cls/` heads."""

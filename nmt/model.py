@@ -12,7 +12,7 @@ self-attention, cross-attention and the decode cache alike.
 Checkpoint names (`checkpoint_variables`), in BERT's style:
   nmt/embeddings/word_embeddings            [vocab_size, d], shared
   nmt/encoder/layer_<i>/...                 BERT's per-layer names
-                                            (modeling/checkpoint_names.py)
+                                            (checkpoints/original_names.py)
   nmt/decoder/layer_<i>/attention/self/{query,key,value}/{kernel,bias}
   nmt/decoder/layer_<i>/attention/output/{dense/*,LayerNorm/*}
   nmt/decoder/layer_<i>/attention/cross/{query,key,value}/{kernel,bias}
@@ -33,8 +33,8 @@ from official.modeling import tf_utils
 from official.nlp.modeling import layers
 from official.nlp.modeling.ops import beam_search
 
+from checkpoints.original_names import OriginalVariable, block_variables, original_attention_shape
 from layers import activations
-from modeling.checkpoint_names import OriginalVariable, block_variables, original_attention_shape
 from layers.encoder_block import transformer_block
 from layers.initializers import TOOLKIT, toolkit_initializer_of, toolkit_keras_initializers
 from nmt.config import NmtConfig

@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from modeling import original_variables, seeded_init
+from checkpoints import seeded_init
+from modeling import original_variables
 from nmt.config import NmtConfig
 from nmt.model import TransformerNmt, build_nmt, initializers, kernel_shapes
 from nmt.parameter_groups import PARAMETER_GROUPS, count_parameters

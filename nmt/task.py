@@ -36,25 +36,25 @@ from typing import Optional
 import tensorflow as tf
 from absl import logging
 
+import outputs
+from checkpoints import tf1_checkpoint
 from layers import cross_entropy
-from modeling import tf1_checkpoint
 from nmt import dataset as nmt_dataset
 from nmt import metrics
 from nmt import model as transformer_nmt
 from nmt import presets as nmt_presets
 from nmt.config import NmtConfig
+from nmt.family import FAMILY
 from nmt.parallel_text import ParallelText
-from nmt.parameter_groups import PARAMETER_GROUPS
 from options import Options, default_of, option
-import outputs
 from tokenization import sentencepiece_vocabulary as vocabulary_lib
 from training import evaluation, model_options, process, run_record
 from training import trainer as trainer_lib
-from training.presets import apply_preset
 from training.model_options import HeadSizeOptions
+from training.presets import apply_preset
 from training.training_options import ModesOptions, Schedule, ScheduleOptions, StepsOptions
 
-CONFIG_FILE = "nmt_config.json"
+CONFIG_FILE = FAMILY.config_file
 BEST_DIRECTORY = "best"
 EARLY_STOPPING_FILE = "early_stopping.json"
 LENGTH_CHECK_PAIRS = 10000
@@ -99,7 +99,7 @@ class NmtOptions(ModesOptions, StepsOptions, HeadSizeOptions, ScheduleOptions, N
     preset: Optional[str] = option(
         None, "transformer-base, transformer-big or transformer-tiny: the model and training of "
         "Bogoychev (2021)'s presets; flags given on the command line win.",
-        choices=tuple(nmt_presets.PRESETS), new=True)
+        choices=tuple(FAMILY.presets), new=True)
     model_config_file: Optional[str] = option(
         None, "JSON of the model (nmt/config.py keys: hidden_size, num_encoder_layers, "
         "num_decoder_layers, num_attention_heads, head_size, intermediate_size, ...); keys left out "
@@ -207,7 +207,7 @@ def model_inputs(batch):
 
 
 def build_model(config):
-    return transformer_nmt.build_nmt(transformer_nmt.TransformerNmt(config))
+    return FAMILY.build_model(config)
 
 
 def translation_task(options, config, vocabulary, train_text, built, record=None):
@@ -225,7 +225,7 @@ def translation_task(options, config, vocabulary, train_text, built, record=None
         compute_losses=lambda outputs_, batch: translation_losses(outputs_, batch, options.label_smoothing,
                                                                   built["model"].output_logits),
         loss_names=("loss", "nll", "target_tokens"),
-        records=dict({CONFIG_FILE: config.to_json_string()}, **run_record.records(record)),
+        records=dict(FAMILY.config_records(config), **run_record.records(record)),
         tokens_name="target_tokens",
     )
 
@@ -397,7 +397,7 @@ def run(options, callbacks=(), given=None):
     Returns:
       {"dev": results, "test": results} for the splits scored.
     """
-    options = apply_preset(options, nmt_presets.PRESETS, given)
+    options = apply_preset(options, FAMILY.presets, given)
     options.validate()
     config = effective_config(options)
     found = corpora(options)
@@ -408,8 +408,7 @@ def run(options, callbacks=(), given=None):
             text.tsv_files + text.source_files + text.target_files)
     record = run_record.check_training_run(
         options, spm_model=vocabulary_lib.identity(options.spm_model, options.output_dir), **data)
-    freezer = model_options.make_freezer(options, PARAMETER_GROUPS, config.num_layers,
-                                         transformer_nmt.initializers(config))
+    freezer = FAMILY.freezer(options, config)
     strategy = process.prepare(options)
     train = found.get("train")
     vocabulary = vocabulary_lib.get(options.spm_model, options.vocab_size, train[0] if train else None,

@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from checkpoints import seeded_init
 from freezing import seeded_values
-from modeling import original_variables, seeded_init
+from modeling import original_variables
 from nmt import task as translation
 from nmt.config import NmtConfig
 from nmt.model import TransformerNmt, build_nmt

@@ -7,12 +7,12 @@ import pytest
 from absl import flags
 
 from feature_extraction.feature_extractor import ExtractFeaturesOptions
+from modeling.classification import ClassifierOptions
+from modeling.pretraining import PretrainingOptions
+from modeling.squad import SquadOptions
 from options import Options, default_of, define_flags, from_flags, option
 from options.declaration import NEW_FLAGS_SECTION
 from pretraining_data.instances import CreatePretrainingDataOptions
-from training.classification import ClassifierOptions
-from training.pretraining import PretrainingOptions
-from training.squad import SquadOptions
 
 
 @dataclasses.dataclass(kw_only=True)

@@ -9,10 +9,10 @@ import studies
 from analysis.attention_rank import ProbeAttentionRankOptions
 from lm.task import LmOptions
 from modeling.checkpoint_conversion.converter import ConvertCheckpointOptions
+from modeling.export_model import ExportModelOptions
+from modeling.pretraining import PretrainingOptions
 from nmt.task import NmtOptions
 from options import Options, option, paths
-from training.export_model import ExportModelOptions
-from training.pretraining import PretrainingOptions
 
 
 @pytest.fixture

@@ -1,6 +1,6 @@
 """Serializes training instances as tf.train.Example records, without TensorFlow.
 
-The schema is the original's (and `training.pretraining_input.feature_spec`):
+The schema is the original's (and `modeling.pretraining_input.feature_spec`):
   input_ids, input_mask, segment_ids   int64 [max_seq_length], zero padded
   masked_lm_positions, masked_lm_ids   int64 [max_predictions_per_seq], zero padded
   masked_lm_weights                    float [max_predictions_per_seq], 1.0 real, 0.0 pad

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from modeling import pretraining_input
 from pretraining_data import example_encoder
-from training import pretraining_input
 
 
 def _tf_example(input_ids, segment_ids, positions, label_ids, is_random_next, max_seq_length,

@@ -9,13 +9,13 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from modeling import pretraining_input
 from pretraining_data import instances
 from pretraining_data import pipeline
 from pretraining_data import reference
 from pretraining_data import shard_worker
 from pretraining_data import testing
 from pretraining_data import writer as writer_lib
-from training import pretraining_input
 
 # The instance flags of these tests (the rest keep their defaults).
 SMALL = dict(max_seq_length=64, max_predictions_per_seq=10, dupe_factor=3)

@@ -11,12 +11,12 @@ import pytest
 import tensorflow as tf
 
 import modeling
+import tokenization
 from classifier_data import features
 from classifier_data.data_processor import InputExample
+from modeling import export_model
+from modeling.export_model import ExportModelOptions
 from serving import export
-from training import export_model
-from training.export_model import ExportModelOptions
-import tokenization
 
 WORDS = ["the", "cat", "dog", "sat", "##s", "ran", "on", "a", "mat", "where", "is", "gold", ",", "."]
 PAIRS = [("the cat sat on a mat.", "a cat sat"), ("Dogs ran", ""), ("the dog, the cat", "zebra mat")]

@@ -10,10 +10,10 @@ import tensorflow as tf
 import modeling
 import squad_data
 import tokenization
+from modeling import squad
+from modeling.squad import SquadOptions
 from serving.squad_export import SquadServer
 from serving.text_inputs import TextInputs
-from training import squad
-from training.squad import SquadOptions
 
 WORDS = "the cat sat on a mat in paris and london during 1850 while big red dogs ran far away from home".split()
 # Case, accents, punctuation glued to words, an unknown word, a word with a control character.

@@ -11,10 +11,10 @@ import dataclasses
 import pytest
 
 from lm.task import LmOptions
+from modeling.classification import ClassifierOptions
+from modeling.pretraining import PretrainingOptions
+from modeling.squad import SquadOptions
 from nmt.task import NmtOptions
-from training.classification import ClassifierOptions
-from training.pretraining import PretrainingOptions
-from training.squad import SquadOptions
 
 PROGRAMS = {"run_pretraining.py": PretrainingOptions, "run_classifier.py": ClassifierOptions,
             "run_squad.py": SquadOptions, "run_lm.py": LmOptions, "run_translation.py": NmtOptions}

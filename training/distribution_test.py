@@ -13,8 +13,9 @@ import pytest
 import tensorflow as tf
 
 from freezing import seeded_values
-from training import distribution, pretraining
-from training.pretraining import PretrainingOptions
+from modeling import pretraining
+from modeling.pretraining import PretrainingOptions
+from training import distribution
 from training.testing.pretraining_records import TINY_CONFIG, write_tiny_setup
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -28,7 +29,7 @@ absl_logging.set_verbosity(absl_logging.INFO)
 import tensorflow as tf
 cpu = tf.config.list_physical_devices("CPU")[0]
 tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
-from training.pretraining import PretrainingOptions, run
+from modeling.pretraining import PretrainingOptions, run
 options = PretrainingOptions(**json.loads(sys.argv[1]))
 print("RESULT " + json.dumps(run(options)))
 """

@@ -6,10 +6,8 @@ import os
 import tensorflow as tf
 from absl import logging
 
-import modeling
 import outputs
-from modeling import tf1_checkpoint
-from training import init_checkpoint, training_checkpoint
+from checkpoints import init_checkpoint, tf1_checkpoint, training_checkpoint
 from training import trainer as trainer_lib
 
 
@@ -35,7 +33,7 @@ def model_to_evaluate(options, strategy, build_model, trainer=None):
     if source == options.init_checkpoint:
         result = init_checkpoint.load(model, source)
     else:
-        result = modeling.load_checkpoint(model, source)
+        result = tf1_checkpoint.load_checkpoint(model, source)
     if result.missing:
         raise ValueError(
             "Checkpoint %s lacks %d variables of the model (%s); train it first (--do_train)."

@@ -8,13 +8,13 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-import modeling
 import freezing
+import modeling
+from checkpoints import seeded_init
 from freezing import seeded_values
-from modeling import seeded_init
+from modeling import pretraining
 from modeling.parameter_groups import BERT_PARAMETER_GROUPS
-from training import pretraining
-from training.pretraining import PretrainingOptions
+from modeling.pretraining import PretrainingOptions
 from training.testing.pretraining_records import TINY_CONFIG, write_tiny_setup
 
 # Bogoychev (2021): one or two of the three groups frozen.

@@ -8,9 +8,9 @@ then `with_head_size` applies --head_size to it the same way for every family.
 import dataclasses
 from typing import Optional
 
+from checkpoints import init_checkpoint
 from freezing import Freezer
 from options import Options, option
-from training import init_checkpoint
 
 
 @dataclasses.dataclass(kw_only=True)

@@ -23,7 +23,8 @@ import time
 import numpy as np
 import tensorflow as tf
 
-from training import pretraining, training_checkpoint
+from checkpoints import training_checkpoint
+from modeling import pretraining
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SEQ, PRED = 16, 3
@@ -177,7 +178,7 @@ def test_two_workers_train_as_one_process_and_resume_after_one_is_killed(tmp_pat
         chief = processes.start("chief", run_pretraining, _environment(ports, 0))
         # Worker 1 runs the same flags, and SIGKILLs itself once step 6 is trained.
         killed = processes.start("worker-1", [
-            sys.executable, "-m", "training.testing.crash_after_step", "--crash_after_step=6"] + worker_flags,
+            sys.executable, "-m", "modeling.testing.crash_after_step", "--crash_after_step=6"] + worker_flags,
             _environment(ports, 1))
         # Meanwhile, the reference here: one device, the global batch, uninterrupted.
         pretraining.run(pretraining.PretrainingOptions(**flags, output_dir=str(reference_output)))

@@ -272,9 +272,3 @@ def current_learning_rate(optimizer):
     if isinstance(rate, tf_keras.optimizers.schedules.LearningRateSchedule):
         rate = rate(inner.iterations)
     return float(tf.convert_to_tensor(rate))
-
-
-def optimizer_slots(optimizer, variable):
-    """The original-named slots of a variable, through a LossScaleOptimizer too."""
-    inner = getattr(optimizer, "inner_optimizer", optimizer)
-    return inner.slots(variable)

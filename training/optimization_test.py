@@ -8,6 +8,7 @@ import tensorflow as tf
 import tf_keras
 
 import modeling
+from checkpoints import training_checkpoint
 from training import optimization
 
 
@@ -69,7 +70,7 @@ def test_adam_matches_a_numpy_transcription_with_bias_correction():
             # Keras folds the bias correction into the learning rate, and epsilon outside it.
             w = w - lr * np.sqrt(1 - beta2 ** t) / (1 - beta1 ** t) * m / (np.sqrt(v) + eps)
         np.testing.assert_allclose(variables[k].numpy(), w, rtol=1e-5, atol=1e-6, err_msg=k)
-    assert sorted(optimization.optimizer_slots(optimizer, variables["w"])) == ["adam_m", "adam_v"]
+    assert sorted(training_checkpoint.optimizer_slots(optimizer, variables["w"])) == ["adam_m", "adam_v"]
 
 
 def test_unknown_learning_rate_schedule():
@@ -117,7 +118,7 @@ def test_adamw_matches_original_update():
     for k in init:
         np.testing.assert_allclose(variables[k].numpy(), expected[k], rtol=1e-5, atol=1e-6, err_msg=k)
     assert int(optimizer.iterations) == 5
-    slots = optimization.optimizer_slots(optimizer, variables["layer/dense/kernel"])
+    slots = training_checkpoint.optimizer_slots(optimizer, variables["layer/dense/kernel"])
     assert sorted(slots) == ["adam_m", "adam_v"] and slots["adam_m"].shape == (3, 4)
 
 
@@ -201,7 +202,7 @@ def test_build_optimizer_creates_slots_before_the_first_step(name):
         if wrap:
             optimizer = tf_keras.mixed_precision.LossScaleOptimizer(optimizer)
         optimization.build_optimizer(optimizer, [variable])
-        slots = optimization.optimizer_slots(optimizer, variable)
+        slots = training_checkpoint.optimizer_slots(optimizer, variable)
         assert sorted(slots) == ["adam_m", "adam_v"] and slots["adam_m"].shape == (2, 2)
         assert optimization.current_learning_rate(optimizer) == pytest.approx(1e-3)
 def test_unknown_optimizer():

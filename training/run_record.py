@@ -18,7 +18,7 @@ import os
 
 import tensorflow as tf
 
-from training import training_checkpoint
+from checkpoints import training_checkpoint
 
 RUN_FILE = "run.json"
 

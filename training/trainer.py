@@ -11,7 +11,7 @@ handled here once.
 Multi-worker runs (every worker runs the same command): each worker reads
 its share of the input; the chief (worker 0) writes the checkpoints, records
 and TensorBoard events into output_dir, and the others only their own input
-position beside them (training_checkpoint.py); on a resume every worker
+position beside them (checkpoints/training_checkpoint.py); on a resume every worker
 restores the same checkpoint from the shared output_dir.
 
 The pieces, each tested on its own: `Trainer` sets up (model, init
@@ -33,9 +33,10 @@ from absl import logging
 from official.modeling import performance
 
 import outputs
-from modeling import seeded_init
-from modeling.checkpoint_names import original_variables
-from training import distribution, init_checkpoint, onednn, record_files, training_checkpoint
+from checkpoints import seeded_init
+from checkpoints import init_checkpoint, training_checkpoint
+from checkpoints.original_names import original_variables
+from training import distribution, onednn, record_files
 from training.optimization import build_optimizer, create_optimizer, current_learning_rate
 
 

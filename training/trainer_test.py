@@ -10,9 +10,10 @@ import tensorflow as tf
 import tf_keras
 
 import modeling
-from training import bert_setup, distribution, process, trainer as trainer_lib
-from training.classification import losses_fn
-from training.optimization import optimizer_slots
+from checkpoints.training_checkpoint import optimizer_slots
+from modeling.classification import losses_fn
+from modeling.family import FAMILY
+from training import distribution, process, trainer as trainer_lib
 from training.testing.summaries import read_scalars
 from training.training_options import Schedule, TrainingOptions
 
@@ -60,7 +61,7 @@ def _trainer(output_dir, num_train_steps=6, **overrides):
     options.validate()
     tf.io.gfile.makedirs(options.output_dir)
     return trainer_lib.Trainer(options, Schedule(num_train_steps, 0), distribution.get_strategy(options),
-                               _task(), bert_setup.bert_freezer(options, CONFIG))
+                               _task(), FAMILY.freezer(options, CONFIG))
 
 
 def _values(model):
@@ -187,7 +188,7 @@ def test_train_checkpoints_and_calls_back_after_each_loop(tmp_path):
         TrainingOptions(output_dir=str(tmp_path), train_batch_size=4, save_checkpoints_steps=3,
                         iterations_per_loop=2, random_seed=1),
         Schedule(5, 1), distribution.get_strategy(TrainingOptions(output_dir="")), _task(),
-        bert_setup.bert_freezer(TrainingOptions(output_dir=""), CONFIG), callbacks=[steps.append])
+        FAMILY.freezer(TrainingOptions(output_dir=""), CONFIG), callbacks=[steps.append])
     assert steps == [2, 3, 4, 5] and trainer.step == 5
     saved = sorted(f for f in os.listdir(tmp_path) if f.endswith(".index"))
     assert saved == ["model.ckpt-3.index", "model.ckpt-5.index"]
@@ -198,7 +199,7 @@ def test_train_checkpoints_and_calls_back_after_each_loop(tmp_path):
         TrainingOptions(output_dir=str(tmp_path), train_batch_size=4, save_checkpoints_steps=3,
                         iterations_per_loop=2, random_seed=1),
         Schedule(5, 1), distribution.get_strategy(TrainingOptions(output_dir="")), _task(),
-        bert_setup.bert_freezer(TrainingOptions(output_dir=""), CONFIG), callbacks=[again.append])
+        FAMILY.freezer(TrainingOptions(output_dir=""), CONFIG), callbacks=[again.append])
     assert again == [5]
 
 
@@ -223,13 +224,13 @@ def _train(output_dir, task, num_train_steps=2, callbacks=(), **overrides):
     options.validate()
     process.make_output_dir(options.output_dir)
     return trainer_lib.train(options, Schedule(num_train_steps, 0), distribution.get_strategy(options),
-                             task, bert_setup.bert_freezer(options, CONFIG), callbacks)
+                             task, FAMILY.freezer(options, CONFIG), callbacks)
 
 
 def _task_of(config):
     def build_model():
         return modeling.build_model(modeling.BertClassifierModel(config, 2))
-    return dataclasses.replace(_task(), build_model=build_model, records=bert_setup.config_records(config))
+    return dataclasses.replace(_task(), build_model=build_model, records=FAMILY.config_records(config))
 
 
 def _contents(directory, names):
@@ -350,5 +351,5 @@ def test_training_with_onednn_frozen_weights_is_refused(tmp_path, monkeypatch):
         trainer_lib.train(
             TrainingOptions(output_dir=str(tmp_path), train_batch_size=4, random_seed=1), Schedule(2, 1),
             distribution.get_strategy(TrainingOptions(output_dir="")), _task(),
-            bert_setup.bert_freezer(TrainingOptions(output_dir=""), CONFIG))
+            FAMILY.freezer(TrainingOptions(output_dir=""), CONFIG))
     assert not os.listdir(tmp_path)

@@ -18,9 +18,9 @@ import collections
 import numpy as np
 from absl import logging
 
+from checkpoints.original_names import original_variables
 from modeling.bert_model import build_model
 from modeling.checkpoint_conversion.errors import ConversionError
-from modeling.checkpoint_names import original_variables
 from modeling.pretraining_model import BertPretrainingModel
 
 # Optional groups: original name prefix -> what the group is, for messages.

@@ -17,10 +17,10 @@ from absl import logging
 from safetensors import numpy as safetensors_numpy
 
 import outputs
+from checkpoints.tf1_checkpoint import model_tensors
 from modeling.checkpoint_conversion import hf_config, hf_names
 from modeling.checkpoint_conversion.converted_checkpoint import ConvertedCheckpoint
 from modeling.checkpoint_conversion.errors import ConversionError
-from modeling.tf1_checkpoint import model_tensors
 
 CONFIG = "config.json"
 VOCAB = "vocab.txt"

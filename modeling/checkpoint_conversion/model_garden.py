@@ -33,12 +33,12 @@ from official.nlp.modeling import layers as garden_layers
 from official.nlp.modeling import networks
 from tensorflow.core.protobuf import trackable_object_graph_pb2
 
+from checkpoints.original_names import block_variables
 from layers import activations
 from layers.initializers import create_initializer
 from modeling.checkpoint_conversion import original_format
 from modeling.checkpoint_conversion.converted_checkpoint import ConvertedCheckpoint
 from modeling.checkpoint_conversion.errors import ConversionError
-from modeling.checkpoint_names import block_variables
 
 VARIABLE_VALUE = "VARIABLE_VALUE"
 # Top-level objects of a training checkpoint that are not model weights.

@@ -12,11 +12,11 @@ import tensorflow as tf
 from absl import logging
 
 import outputs
+from checkpoints.tf1_checkpoint import is_training_state, resolve_checkpoint, save_checkpoint
 from freezing import seeded_values
 from modeling.bert_config import BertConfig
 from modeling.checkpoint_conversion.converted_checkpoint import ConvertedCheckpoint
 from modeling.checkpoint_conversion.errors import ConversionError
-from modeling.tf1_checkpoint import is_training_state, resolve_checkpoint, save_checkpoint
 
 CHECKPOINT = "bert_model.ckpt"
 CONFIG = "bert_config.json"

@@ -9,9 +9,10 @@ import pytest
 import tensorflow as tf
 
 import modeling
+from checkpoints import tf1_checkpoint
+from checkpoints import training_checkpoint
 from studies.bert_tables import compute_cost as cost
-from modeling import tf1_checkpoint
-from training import optimization, training_checkpoint
+from training import optimization
 
 PRODUCT_OPS = ("MatMul", "BatchMatMul", "BatchMatMulV2", "BatchMatMulV3", "Einsum")
 # Ops that would hide products inside a nested function body.

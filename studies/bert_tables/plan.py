@@ -23,9 +23,9 @@ import dataclasses
 import os
 from typing import Optional
 
-from studies.bert_tables.scales import PRETRAINING_SEED
+from modeling.pretraining import EVAL_HISTORY_FILE
 from reproduction.plan import Step
-from training.pretraining import EVAL_HISTORY_FILE
+from studies.bert_tables.scales import PRETRAINING_SEED
 # Fine-tuning seeds: 1, 2, ... (--random_seed of each fine-tuning run).
 FIRST_FINE_TUNING_SEED = 1
 PROBE_FILES = ("ranks.jsonl", "summary.json", "rank_vs_length.png")

@@ -18,9 +18,9 @@ import json
 import os
 
 import modeling
-from studies.bert_tables import scales
+from modeling.pretraining import read_eval_history
 from reproduction.summary import read_key_values as _read_key_values, summarize
-from training.pretraining import read_eval_history
+from studies.bert_tables import scales
 
 PAPER_VOCAB_SIZE = 30522  # BERT's uncased WordPiece vocabulary, as the paper's counts assume.
 

@@ -14,6 +14,7 @@ from typing import Optional
 from absl import logging
 
 from analysis import attention_rank, unigram_baseline
+from modeling import classification, pretraining, squad
 from options import Options, option
 import outputs
 from pretraining_data import pipeline
@@ -24,7 +25,7 @@ from reproduction.study import Plan, Study, scale_of
 from studies.bert_tables import (compute_cost, experiments, parameter_matching, plan as plan_lib, plots,
                                  results as results_lib, scales)
 from tokenization import vocab_builder
-from training import classification, compute_dtype, pretraining, squad
+from training import compute_dtype
 
 PAPER_VOCAB_SIZE = results_lib.PAPER_VOCAB_SIZE
 MNLI_FILES = ("train.tsv", "dev_matched.tsv", "dev_mismatched.tsv")

@@ -1,9 +1,11 @@
-"""The original BERT checkpoint names of our Keras variables.
+"""The original-layout checkpoint names of our Keras variables, for every family.
 
 Our checkpoints use the TF1 names and shapes of google-research/bert, so that
 released checkpoints load here and ours load in the original code and its
-tools. `original_variables(model)` lists, for a `BertModel` or a task model,
-every variable under its original name with the shape it has there.
+tools; the language and translation models name their blocks the same way.
+Every family's model lists its variables under those names with a
+`checkpoint_variables()` method (BERT's in modeling/bert_model.py);
+`original_variables(model)` checks that list and keeps it, once per model.
 
 Shapes differ only in attention: Keras' MultiHeadAttention keeps heads as a
 separate axis ([H, N, D] kernels, [N, D] biases, an [N, D, H] output kernel)
@@ -93,39 +95,15 @@ def block_variables(block, prefix):
     return found
 
 
-def encoder_variables(bert):
-    """{original name: OriginalVariable} for a built `BertModel` (`bert/...`)."""
-    if not bert.built:
-        raise ValueError("Build the model first (modeling.build_model) to list its variables.")
-    embeddings = bert.embeddings
-    names = collections.OrderedDict()
-
-    def add(name, variable):
-        names[name] = OriginalVariable(variable, tuple(variable.shape))
-
-    add("bert/embeddings/word_embeddings", embeddings.word_embeddings.embeddings)
-    add("bert/embeddings/token_type_embeddings", embeddings.token_type_embeddings.embeddings)
-    add("bert/embeddings/position_embeddings", embeddings.position_embeddings.weights[0])
-    add("bert/embeddings/LayerNorm/gamma", embeddings.layer_norm.gamma)
-    add("bert/embeddings/LayerNorm/beta", embeddings.layer_norm.beta)
-    for i, block in enumerate(bert.encoder_layers):
-        names.update(block_variables(block, "bert/encoder/layer_%d" % i))
-    add("bert/pooler/dense/kernel", bert.pooler.kernel)
-    add("bert/pooler/dense/bias", bert.pooler.bias)
-    return names
-
-
 # The map is built once per model: a training run consults it many times.
 _CACHE = weakref.WeakKeyDictionary()
 
 
 def original_variables(model):
-    """{checkpoint name: OriginalVariable} of a model (read-only), built once per model.
+    """{checkpoint name: OriginalVariable} of a built model (read-only), built once per model.
 
-    A `BertModel`; a BERT task model, which has a `bert` encoder and a
-    `head_variables()` method giving its heads' variables under their
-    original names; or another model family that names its own variables
-    with a `checkpoint_variables()` method (lm/model.py).
+    The model names its variables with `checkpoint_variables()`; a weight it
+    leaves unnamed is refused, since it would silently not be saved.
     """
     if model not in _CACHE:
         _CACHE[model] = types.MappingProxyType(_build_original_variables(model))
@@ -133,14 +111,7 @@ def original_variables(model):
 
 
 def _build_original_variables(model):
-    if hasattr(model, "checkpoint_variables"):
-        names = model.checkpoint_variables()
-    elif hasattr(model, "head_variables"):
-        names = encoder_variables(model.bert)
-        for name, variable in model.head_variables().items():
-            names[name] = OriginalVariable(variable, tuple(variable.shape))
-    else:
-        names = encoder_variables(model)
+    names = model.checkpoint_variables()
     # Every trainable weight must have a name, or it would silently not be saved.
     named = {id(entry.variable) for entry in names.values()}
     unnamed = [v.name for v in model.weights if id(v) not in named]

@@ -1,14 +1,10 @@
-"""BERT's part of an entry point's set-up: its config (--bert_config_file, --head_size), freezer and records."""
+"""BERT's config flags: --bert_config_file, with --head_size applied (its freezer and records: modeling/family.py)."""
 
 import dataclasses
 
 import modeling
-from modeling import seeded_init
-from modeling.parameter_groups import BERT_PARAMETER_GROUPS
 from options import option
-from training.model_options import HeadSizeOptions, make_freezer, with_head_size
-
-CONFIG_FILE = "bert_config.json"
+from training.model_options import HeadSizeOptions, with_head_size
 
 
 @dataclasses.dataclass(kw_only=True)
@@ -34,12 +30,3 @@ def effective_config(options):
                           "Cannot use sequence length %d because the BERT model was only trained up "
                           "to sequence length %d (--max_seq_length vs max_position_embeddings).")
 
-
-def bert_freezer(options, config):
-    """make_freezer over BERT's parameter groups."""
-    return make_freezer(options, BERT_PARAMETER_GROUPS, config.num_hidden_layers, seeded_init.initializers(config))
-
-
-def config_records(config):
-    """What a training run records beside its checkpoints: the effective config."""
-    return {CONFIG_FILE: config.to_json_string()}

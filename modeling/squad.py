@@ -19,12 +19,14 @@ from absl import logging
 
 import file_system
 import modeling
+from modeling.family import FAMILY
 import squad_data
 import tokenization
 from classifier_data.features import check_vocab_fits_config
+from modeling import bert_setup
 from options import Options, option
 from serving.export import ExportOptions, export_squad
-from training import bert_setup, evaluation, inference, input_checks, process, run_record
+from training import evaluation, inference, input_checks, process, run_record
 from training import trainer as trainer_lib
 from training.training_options import FineTuningOptions
 
@@ -115,7 +117,7 @@ class SquadRun:
             train_file=run_record.files_summary([options.train_file]) if options.do_train else None)
         tokenization.validate_case_matches_checkpoint(options.do_lower_case, options.init_checkpoint)
         self.config = bert_setup.effective_config(options)
-        self.freezer = bert_setup.bert_freezer(options, self.config)
+        self.freezer = FAMILY.freezer(options, self.config)
         # FullTokenizer's tokens; SQuAD's conversion tokenizes word by word, which the cache makes cheap.
         self.tokenizer = tokenization.CachedFullTokenizer.from_vocab_file(
             options.vocab_file, options.do_lower_case)
@@ -147,7 +149,7 @@ class SquadRun:
                 drop_remainder=True, seed=options.random_seed),
             model_inputs=_model_inputs,
             compute_losses=span_losses,
-            records=dict(bert_setup.config_records(self.config), **run_record.records(self.record)),
+            records=dict(FAMILY.config_records(self.config), **run_record.records(self.record)),
             input_files=[records],
         )
         return trainer_lib.train(options, schedule, strategy, task, self.freezer, callbacks)

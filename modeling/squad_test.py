@@ -7,9 +7,10 @@ import pytest
 import tensorflow as tf
 
 from official.nlp.tools import squad_evaluate_v2_0
-from training import squad
-from training.squad import SquadOptions
+
+from modeling import squad
 from modeling.parameter_groups import BERT_PARAMETER_GROUPS
+from modeling.squad import SquadOptions
 from training.testing import xla_comparison
 from training.testing.summaries import read_scalars
 

@@ -18,13 +18,15 @@ from absl import logging
 
 import file_system
 import modeling
+from modeling.family import FAMILY
 import tokenization
 from classifier_data import features as features_lib
 from classifier_data import metrics as metrics_lib
 from classifier_data import processors, submission
+from modeling import bert_setup
 from options import option
 from serving.export import ExportOptions, export_classifier
-from training import bert_setup, evaluation, inference, input_checks, process, run_record
+from training import evaluation, inference, input_checks, process, run_record
 from training import trainer as trainer_lib
 from training.training_options import EvaluationOptions, FineTuningOptions
 
@@ -85,7 +87,7 @@ class ClassifierRun:
         self.is_regression = self.processor.is_regression
         tokenization.validate_case_matches_checkpoint(options.do_lower_case, options.init_checkpoint)
         self.config = bert_setup.effective_config(options)
-        self.freezer = bert_setup.bert_freezer(options, self.config)
+        self.freezer = FAMILY.freezer(options, self.config)
         # FullTokenizer's tokens, each distinct word tokenized once.
         self.tokenizer = tokenization.CachedFullTokenizer.from_vocab_file(
             options.vocab_file, options.do_lower_case)
@@ -137,7 +139,7 @@ class ClassifierRun:
                 is_training=True, drop_remainder=True, seed=options.random_seed),
             model_inputs=_model_inputs,
             compute_losses=losses_fn(self.is_regression),
-            records=dict(bert_setup.config_records(self.config), **run_record.records(self.record)),
+            records=dict(FAMILY.config_records(self.config), **run_record.records(self.record)),
             input_files=[records],
         )
         return trainer_lib.train(options, schedule, strategy, task, self.freezer, callbacks)

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from training.pretraining_losses import PretrainingMetrics, pretraining_losses
+from modeling.pretraining_losses import PretrainingMetrics, pretraining_losses
 
 METRIC_NAMES = ["loss", "masked_lm_accuracy", "masked_lm_loss",
                 "next_sentence_accuracy", "next_sentence_loss"]

@@ -7,7 +7,7 @@ import pytest
 import tensorflow as tf
 
 import modeling
-from modeling import tf1_checkpoint
+from checkpoints import tf1_checkpoint
 from modeling.testing import original_bert_numpy as reference
 
 CONFIG = modeling.BertConfig(

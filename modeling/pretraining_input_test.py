@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from training import pretraining_input
+from modeling import pretraining_input
 from training.testing.pretraining_records import write_records
 
 SEQ, PRED, VOCAB = 16, 4, 40

@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from training import classification, pretraining
-from training.classification import ClassifierOptions
-from training.pretraining import PretrainingOptions
+from modeling import classification, pretraining
 from modeling import classifier_model
+from modeling.classification import ClassifierOptions
 from modeling.parameter_groups import BERT_PARAMETER_GROUPS
+from modeling.pretraining import PretrainingOptions
 from training.testing import xla_comparison
 from training.testing.pretraining_records import write_records
 from training.testing.summaries import read_scalars

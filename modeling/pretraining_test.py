@@ -11,9 +11,10 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from training import bert_setup, pretraining, training_checkpoint
-from training.pretraining import PretrainingOptions
+from checkpoints import training_checkpoint
+from modeling import bert_setup, pretraining
 from modeling.parameter_groups import BERT_PARAMETER_GROUPS
+from modeling.pretraining import PretrainingOptions
 from training.testing import xla_comparison
 from training.testing.pretraining_records import write_records
 
@@ -115,7 +116,7 @@ def _run_subprocess(data_dir, output_dir, kill_after=None):
     # The real command line, or the same flags with a crash injected after a step.
     command = [os.path.join(ROOT, "run_pretraining.py")]
     if kill_after:
-        command = ["-m", "training.testing.crash_after_step", "--crash_after_step=%d" % kill_after]
+        command = ["-m", "modeling.testing.crash_after_step", "--crash_after_step=%d" % kill_after]
     return subprocess.run(
         [sys.executable] + command + flags, cwd=ROOT, capture_output=True, text=True, timeout=300,
     )

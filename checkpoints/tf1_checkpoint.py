@@ -15,8 +15,8 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
+from checkpoints.original_names import original_variables
 from freezing import seeded_values
-from modeling.checkpoint_names import original_variables
 
 # Training state that the original's checkpoints carry and model init ignores.
 OPTIMIZER_SLOT_SUFFIXES = ("/adam_m", "/adam_v")

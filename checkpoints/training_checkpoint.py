@@ -22,10 +22,9 @@ import os
 import tensorflow as tf
 from absl import logging
 
+from checkpoints import tf1_checkpoint
+from checkpoints.original_names import original_variables
 from freezing import seeded_values
-from modeling import tf1_checkpoint
-from modeling.checkpoint_names import original_variables
-from training.optimization import optimizer_slots
 
 CHECKPOINT_BASENAME = "model.ckpt"
 STATE_DIRECTORY = "training_state"
@@ -34,6 +33,12 @@ GLOBAL_STEP = "global_step"
 KEEP_CHECKPOINT_MAX = 5
 # (worker id, number of workers) of a single-process run.
 SINGLE_WORKER = (0, 1)
+
+
+def optimizer_slots(optimizer, variable):
+    """The original-named slots of a variable ("adam_m", "adam_v"), through a LossScaleOptimizer too."""
+    inner = getattr(optimizer, "inner_optimizer", optimizer)
+    return inner.slots(variable)
 
 
 def checkpoint_prefix(output_dir, step):

@@ -3,8 +3,8 @@
 import pytest
 
 import modeling
-from training import bert_setup
-from training.pretraining import PretrainingOptions
+from modeling import bert_setup
+from modeling.pretraining import PretrainingOptions
 
 
 def test_effective_config_applies_head_size_and_checks_the_length(tmp_path):

@@ -8,9 +8,8 @@ file as an OpError with a traceback; here it is a ValueError naming the flag.
 
 import tensorflow as tf
 
-import modeling
+from checkpoints import tf1_checkpoint
 from freezing import seeded_values
-from modeling import tf1_checkpoint
 
 
 def _message(error):
@@ -44,10 +43,10 @@ def variable_names(init_checkpoint):
 
 
 def load(model, init_checkpoint):
-    """modeling.load_checkpoint, with TensorFlow's read errors named; returns its LoadResult."""
+    """tf1_checkpoint.load_checkpoint, with TensorFlow's read errors named; returns its LoadResult."""
     prefix = check(init_checkpoint)
     try:
-        return modeling.load_checkpoint(model, prefix)
+        return tf1_checkpoint.load_checkpoint(model, prefix)
     except tf.errors.OpError as error:
         # A missing or damaged data file: TensorFlow's message names it.
         raise ValueError("--init_checkpoint: cannot read checkpoint %s: %s" % (prefix, _message(error))) from None

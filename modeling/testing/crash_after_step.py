@@ -1,6 +1,6 @@
 """run_pretraining.py's command line that SIGKILLs itself after a given step: the resume tests' crash.
 
-  python -m training.testing.crash_after_step --crash_after_step=6 <run_pretraining.py flags>
+  python -m modeling.testing.crash_after_step --crash_after_step=6 <run_pretraining.py flags>
 
 The kill comes from a training-loop callback, after the loop that reaches the
 step (and its checkpoint, if one is due), like a crash at that moment.
@@ -12,7 +12,7 @@ import signal
 from absl import app, flags
 
 import options
-from training import pretraining
+from modeling import pretraining
 
 options.define_flags(pretraining.PretrainingOptions)  # run_pretraining.py's flags.
 flags.DEFINE_integer("crash_after_step", None, "SIGKILL the process once training reaches this step.")

@@ -7,9 +7,11 @@ import pytest
 import tensorflow as tf
 
 import modeling
-from modeling import seeded_init
-from training import training_checkpoint
-from training.optimization import build_optimizer, create_optimizer, optimizer_slots
+from checkpoints import seeded_init
+from checkpoints import training_checkpoint
+from checkpoints.training_checkpoint import optimizer_slots
+from modeling import bert_model
+from training.optimization import build_optimizer, create_optimizer
 
 CONFIG = modeling.BertConfig(vocab_size=20, hidden_size=8, num_hidden_layers=1, num_attention_heads=2,
                              intermediate_size=12, max_position_embeddings=8)
@@ -88,7 +90,7 @@ def test_frozen_manifest_variables_are_left_out_and_the_manifest_written(tmp_pat
 
     model, optimizer, variables, state, _ = _setup()
     name = "bert/pooler/dense/kernel"
-    manifest = seeded_values.manifest(modeling.original_variables(model), [name], 1, seeded_init.initializers(CONFIG))
+    manifest = seeded_values.manifest(modeling.original_variables(model), [name], 1, bert_model.initializers(CONFIG))
     prefix = training_checkpoint.save(str(tmp_path), model, optimizer, state, variables, manifest)
     assert name not in dict(tf.train.list_variables(prefix))
     assert seeded_values.read_manifest(prefix) == manifest

@@ -21,11 +21,13 @@ import tensorflow as tf
 from absl import logging
 
 import modeling
-from options import option
+from modeling.family import FAMILY
 import outputs
-from training import bert_setup, distribution, evaluation, pretraining_input, process, record_files, run_record
+from modeling import bert_setup, pretraining_input
+from modeling.pretraining_losses import PretrainingMetrics, pretraining_losses
+from options import option
+from training import distribution, evaluation, process, record_files, run_record
 from training import trainer as trainer_lib
-from training.pretraining_losses import PretrainingMetrics, pretraining_losses
 from training.training_options import EvaluationOptions, Schedule, StepsOptions, TrainingOptions
 
 
@@ -91,7 +93,7 @@ def pretraining_task(options, config, input_files, record=None, built=None):
         model_inputs=_model_inputs,
         compute_losses=pretraining_losses,
         loss_names=("loss", "masked_lm_loss", "next_sentence_loss"),
-        records=dict(bert_setup.config_records(config), **run_record.records(record)),
+        records=dict(FAMILY.config_records(config), **run_record.records(record)),
         input_files=input_files,
     )
 
@@ -194,7 +196,7 @@ def run(options, callbacks=()):
     """
     options.validate()
     config = bert_setup.effective_config(options)
-    freezer = bert_setup.bert_freezer(options, config)
+    freezer = FAMILY.freezer(options, config)
     input_files = pretraining_input.expand_input_files(options.input_file)
     eval_files = (pretraining_input.expand_input_files(options.eval_input_file, "--eval_input_file")
                   if options.eval_input_file else input_files)

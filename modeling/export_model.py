@@ -12,13 +12,13 @@ from absl import logging
 
 import modeling
 import tokenization
+from checkpoints import init_checkpoint as init_checkpoint_lib
 from classifier_data import processors
 from classifier_data.features import check_vocab_fits_config
+from modeling import bert_setup
+from modeling.squad import SquadAnswerOptions
 from options import option
 from serving import export
-from training import init_checkpoint as init_checkpoint_lib
-from training import bert_setup
-from training.squad import SquadAnswerOptions
 from training.training_options import InitCheckpointOptions, VocabOptions
 
 EXPORT_TYPES = ("classifier", "squad", "encoder")

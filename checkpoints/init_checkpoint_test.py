@@ -3,8 +3,9 @@
 import pytest
 
 import modeling
-from training import bert_setup, init_checkpoint
-from training.pretraining import PretrainingOptions
+from checkpoints import init_checkpoint
+from modeling.family import FAMILY
+from modeling.pretraining import PretrainingOptions
 
 CONFIG = modeling.BertConfig(vocab_size=20, hidden_size=8, num_hidden_layers=1, num_attention_heads=2,
                              intermediate_size=12, max_position_embeddings=16)
@@ -30,7 +31,7 @@ def test_a_damaged_index_is_refused_before_anything_is_built(prefix, tmp_path):
                                  init_checkpoint=str(damaged))
     with pytest.raises(ValueError, match=r"^--init_checkpoint: cannot read checkpoint %s: not an sstable"
                        % damaged):
-        bert_setup.bert_freezer(options, CONFIG)
+        FAMILY.freezer(options, CONFIG)
 
 
 def test_a_missing_data_file_is_named_when_loading(prefix, tmp_path):

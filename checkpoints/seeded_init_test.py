@@ -1,10 +1,11 @@
-"""BERT's seeded initialisation: a function of (seed, name), with the original initializers."""
+"""Seeded initialisation: a function of (seed, name), with the model's initializers (BERT's here)."""
 
 import numpy as np
 import tensorflow as tf
 
 import modeling
-from modeling import seeded_init
+from checkpoints import seeded_init
+from layers.initializers import bert_initializer_of
 
 CONFIG = modeling.BertConfig(
     vocab_size=30, hidden_size=16, num_hidden_layers=2, num_attention_heads=2, head_size=12,
@@ -43,4 +44,4 @@ def test_initializers_follow_the_original():
     assert np.abs(table).max() <= 2 * 0.05 and abs(table.std() - 0.88 * 0.05) < 0.002
     # The classifier's output weights use the original's fixed 0.02.
     assert np.abs(values["output_weights"]).max() <= 0.04
-    assert seeded_init.initializer_of("output_weights", 0.05) == ("truncated_normal", 0.02)
+    assert bert_initializer_of("output_weights", 0.05) == ("truncated_normal", 0.02)
