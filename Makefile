@@ -53,19 +53,14 @@ bazel-check: setup
 build-file:
 	$(PYTHON) tools/build_file.py
 
-# The peers it measures against (benchmarks/requirements.txt) are installed first.
-# The PyTorch peers of the step and inference benchmarks run in an interpreter of your choice that
-# has torch and transformers: make benchmark TORCH_PYTHON=/path/to/python
+# The peers it measures against (benchmarks/requirements.txt) are installed first; the runner writes
+# each benchmark's figures to benchmarks/results/<benchmark>/<date>.md with the machine and date.
+# The PyTorch peers run in an interpreter of your choice that has torch and transformers:
+# make benchmark TORCH_PYTHON=/path/to/python
 TORCH_PYTHON ?=
 benchmark: setup
 	$(PY) -m pip install -q -r benchmarks/requirements.txt
-	$(PY) benchmarks/tokenization_benchmark.py
-	$(PY) benchmarks/feature_conversion_benchmark.py
-	$(PY) benchmarks/model_benchmark.py
-	$(PY) benchmarks/create_pretraining_data_benchmark.py
-	$(PY) benchmarks/pretraining_step_benchmark.py $(if $(TORCH_PYTHON),--torch_python=$(TORCH_PYTHON))
-	$(PY) benchmarks/inference_benchmark.py $(if $(TORCH_PYTHON),--torch_python=$(TORCH_PYTHON))
-	$(PY) benchmarks/demo_benchmark.py
+	$(PY) benchmarks/run_benchmarks.py $(if $(TORCH_PYTHON),--torch_python=$(TORCH_PYTHON))
 
 clean:
 	rm -rf $(VENV) demo_output benchmark_output build pretraining_data/*.c pretraining_data/*.so

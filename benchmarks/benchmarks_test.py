@@ -46,8 +46,7 @@ def test_tokenization_benchmark_prints_positive_figures_and_parity(capsys):
     for name in ("fast", "fast-1-part", "cached-cold", "cached-warm"):
         ratio = re.search(r"ratio %s/pure: %sx" % (name, _NUMBER), out)
         assert ratio and float(ratio.group(1)) > 0, out
-    assert re.search(r"^goal >= 4M tokens/s, FastFullTokenizer with its defaults: (met|NOT met) "
-                     r"\(%sM tokens/s\); CachedFullTokenizer on a first pass: %sM$"
+    assert re.search(r"^FastFullTokenizer with its defaults: %sM tokens/s; CachedFullTokenizer on a first pass: %sM$"
                      % (_NUMBER, _NUMBER), out, re.MULTILINE), out
 
 
@@ -121,7 +120,7 @@ def test_inference_benchmark_contenders_compute_the_same_encoder():
     assert baseline()[0].shape == last_layer.shape
 
 
-def test_inference_benchmark_reports_the_table_and_the_verdicts(capsys, monkeypatch):
+def test_inference_benchmark_reports_the_table_and_the_ratios(capsys, monkeypatch):
     def fake_measure(s, dtype, torch_python=None):
         seconds = dict(ours=1.0, ours_tuned=2.0, savedmodel=1.5, baseline=1.25, pytorch=0.8)
         return {name: dict(params=10, build_seconds=1.0, seconds=[seconds[name]] * 3, values=[0.0] * 3,
@@ -135,7 +134,7 @@ def test_inference_benchmark_reports_the_table_and_the_verdicts(capsys, monkeypa
     # 32 sequences per call: 32, 16, 21.33, 25.6, 40 seq/s; ratios 2, 1.5, 1.25, 0.8.
     assert re.search(r"float32\s+32\.00\s+0%\s+16\.00\s+0%\s+21\.33\s+0%\s+25\.60\s+0%\s+40\.00\s+0%"
                      r"\s+2\.000\s+1\.500\s+1\.250\s+0\.800\s+2\s+2\s+2\s+2\s+2", out), out
-    assert ("float32: goal ours >= the best peer (baseline, pytorch): NOT met (worst ours/peer 0.800); "
+    assert ("float32: ours/peer, the lowest over the peers (baseline, pytorch): 0.800; "
             "default vs the other --inference_xla: 2.000") in out, out
 
 
@@ -165,7 +164,7 @@ def test_nmt_benchmark_batches_follow_the_translation_schema():
         assert (last == nmt_benchmark.EOS_ID).all()
 
 
-def test_demo_benchmark_reports_a_finished_demo_against_the_goal(tmp_path, capsys):
+def test_demo_benchmark_reports_a_finished_demo(tmp_path, capsys):
     times = tmp_path / "stage_times.json"
     times.write_text(json.dumps({"stages": [{"name": "sample data", "seconds": 10.0},
                                             {"name": "run_squad.py", "seconds": 200.0}], "total_seconds": 230.0}))
@@ -177,9 +176,9 @@ def test_demo_benchmark_reports_a_finished_demo_against_the_goal(tmp_path, capsy
     assert rows == [("set-up (.venv and packages)", "90.0", "28"), ("sample data", "10.0", "3"),
                     ("run_squad.py", "200.0", "62"), ("start-up, imports and the rest", "20.0", "6"),
                     ("total, set-up included", "320.0", "100")], out
-    assert "goal <= 8 min on a fresh clone, set-up included: met (5.3 min)" in out
-    with flagsaver.flagsaver(demo_stage_times=str(times), demo_setup_seconds=None, demo_goal_minutes=3.0):
+    assert "the demo on a fresh clone, set-up included: 5.3 min" in out
+    with flagsaver.flagsaver(demo_stage_times=str(times), demo_setup_seconds=None):
         demo_benchmark.main([])
     out = capsys.readouterr().out
     assert "total, set-up NOT included" in out
-    assert "goal <= 3 min on a fresh clone, set-up included: NOT met (3.8 min; set-up unknown, not counted)" in out
+    assert "the demo on a fresh clone, set-up included: 3.8 min (set-up unknown, not counted)" in out

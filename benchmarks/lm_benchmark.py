@@ -49,9 +49,8 @@ tokens / seconds (every contender reads the same batches in a round); peak MB
 is the child's VmHWM. "ours" in the ratio is the faster (median) of ours and
 ours-xla, named; the best peer the faster of model-garden and pytorch in that
 row; ours/peer is the median over rounds of peer's seconds / ours' seconds (the
-rounds of an index ran back to back). Goal: ours >= 1.2x the best peer in
-every row of each dtype ("met"/"NOT met"; not judged with --quick). An
-informational line per dtype sets ours' time per real token at the largest h
+rounds of an index ran back to back); the last line gives the lowest ours/peer
+of each dtype. An informational line per dtype sets ours' time per real token at the largest h
 over the smallest beside their training FLOP ratio (3x the forward matrix
 products: per token and layer 8*d*h*d_p + 4*d*FFN + 4*h*n*d_p, plus 2*d*V for
 the output layer), from the medians of separate runs (not paired).
@@ -92,7 +91,6 @@ MODEL_GARDEN = "model-garden"
 PYTORCH = "pytorch"
 TF_CONTENDERS = (OURS, OURS_XLA, MODEL_GARDEN)
 SHAPES = ("small", "paper")
-GOAL_RATIO = 1.2
 
 benchmark_utils.define_once(flags.DEFINE_bool, "quick", False, "Tiny config and 1 timed round: only "
                             "checks that the script runs; the figures mean nothing.")
@@ -420,13 +418,9 @@ def run_shape(name, torch_python):
             print("%s: ours' time per real token h=%d / h=%d = %.2f (medians of separate runs); FLOP ratio %.2f"
                   % (dtype, high, low, seconds_per_token[dtype, high] / seconds_per_token[dtype, low],
                      flops[1] / flops[0]))
-    if FLAGS.quick:
-        verdict = "not judged with --quick"
-    else:
-        verdict = "met" if all(r >= GOAL_RATIO for pairs in ratios.values() for r, _ in pairs) else "NOT met"
     worst = "; ".join("%s %.3f (h=%d)" % ((dtype,) + min(pairs)) for dtype, pairs in ratios.items())
-    print("goal (%s): ours >= %.1fx the best peer (%s) in each dtype: %s (worst ours/peer: %s)"
-          % (name, GOAL_RATIO, ", ".join(names[2:]), verdict, worst))
+    print("%s: ours against the best peer (%s), the lowest ours/peer of each dtype: %s"
+          % (name, ", ".join(names[2:]), worst))
     return ratios
 
 

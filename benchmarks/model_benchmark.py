@@ -284,13 +284,8 @@ def main(argv):
             ["dtype", "mode", name + " seq/s", "spread", GARDEN + " seq/s", "spread",
              "ratio", "paired"], table))
     ratios = [float(row[-1]) for row in rows[OURS]]
-    if FLAGS.quick:
-        verdict = "not judged with --quick"
-    else:
-        verdict = "met" if min(ratios) >= 0.95 else "NOT met"
     print()
-    print("goal: %s within 5%% of %s (paired ratio >= 0.95 in every row): %s "
-          "(worst %.3f)" % (OURS, GARDEN, verdict, min(ratios)))
+    print("%s against %s, the lowest paired ratio over the rows: %.3f" % (OURS, GARDEN, min(ratios)))
     print("total time: %.0f s" % (time.perf_counter() - begin))
     return 0
 

@@ -42,10 +42,8 @@ load drift on a shared machine affects all alike; a child waits on its stdin,
 idle, while another runs. --warmup_rounds untimed rounds first, then
 --timed_rounds timed ones. The figure is sequences/s of the median round; the
 paired ratio ours/X is the median over rounds of X's seconds / ours' seconds.
-The goal line takes the faster (median) of ours and ours-xla, named, against
-each peer (baseline, pytorch): met when it is at least GOAL_RATIO (1.2) times
-as fast as every peer, by the paired ratio, in every dtype (not judged with
---quick).
+The last line takes the faster (median) of ours and ours-xla, named, against
+the best peer measured (baseline, pytorch) in each dtype, by the paired ratio.
 
 Usage, from the repository root:
   .venv/bin/python benchmarks/pretraining_step_benchmark.py [--shape=default|table2b_small]
@@ -108,7 +106,6 @@ OURS_XLA = "ours-xla"
 BASELINE = "baseline"
 PYTORCH = "pytorch"
 CONTENDERS = (OURS, OURS_XLA, BASELINE)
-GOAL_RATIO = 1.2  # ours against the best peer, in every dtype
 _SHAPE_FLAGS = ("num_layers", "hidden_size", "num_heads", "intermediate_size", "vocab_size",
                 "seq_length", "max_predictions_per_seq", "train_batch_size", "steps_per_round", "model_seed")
 _LEARNING_RATE = 1e-4
@@ -359,14 +356,10 @@ def main(argv):
         ratios[dtype] = best_ours_ratio(results, names)
 
     child_processes.print_table("dtype", rows, names, OURS)
-    if FLAGS.quick:
-        verdict = "not judged with --quick"
-    else:
-        verdict = "met" if all(ratio >= GOAL_RATIO for _, _, ratio in ratios.values()) else "NOT met"
     print()
     peers = [name for name in names if name not in (OURS, OURS_XLA)]
-    print("goal: the better of ours and ours-xla >= %.1fx the best peer measured (%s) in every dtype: %s (%s)"
-          % (GOAL_RATIO, ", ".join(peers), verdict, "; ".join(
+    print("the better of ours and ours-xla against the best peer measured (%s): %s"
+          % (", ".join(peers), "; ".join(
               "%s: %s/%s %.3f" % (dtype, ours, peer, ratio) for dtype, (ours, peer, ratio) in ratios.items())))
     print("total time: %.0f s" % (time.perf_counter() - begin))
     return 0

@@ -20,7 +20,7 @@ no faster and peaked higher.
 Everything else is Keras's `LayerNormalization`: the variables, names, config
 and dtype rules (under mixed precision a float32 layer computes in float32).
 
-Measurements: docs/performance.md#layernorm-in-fewer-passes.
+Measurements: docs/performance.md#why-the-models-layers.
 """
 
 import tensorflow as tf

@@ -34,8 +34,8 @@ Square and wider projections (BERT's) keep einsum's gradient. Only float32 on
 a machine without a GPU, and only when a gradient may be taken (`training`
 not False), takes the transposed gradient (that is where it was measured).
 
-Measurements: docs/performance.md#productdense-fused-bias-and-activation and
-docs/performance.md#productdense-the-transposed-weight-gradient.
+Measurements: docs/performance.md#why-the-models-layers and
+docs/performance.md#projection-weight-gradients.
 """
 
 import tensorflow as tf

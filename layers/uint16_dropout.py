@@ -13,7 +13,7 @@ output still equals the input. The draws come from the layer's Keras random
 generator, like Keras' Dropout: deterministic under a seed, and under
 `enable_tf_random_generator()` its state is checkpointed with the model.
 
-Measurements: docs/performance.md#uint16dropout.
+Measurements: docs/performance.md#why-the-models-layers.
 """
 
 import numbers

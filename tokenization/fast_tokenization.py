@@ -35,7 +35,7 @@ original treats the surrogate.
 
 Each step and why it gives the original's ids:
 docs/data-and-vocabularies.md#how-fastfulltokenizer-matches-fulltokenizer.
-Measurements: docs/performance.md#fastfulltokenizer.
+Measurements: docs/performance.md#why-the-tokenizers.
 """
 
 import collections
