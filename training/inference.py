@@ -8,16 +8,13 @@ with XLA (`--inference_xla`, `auto` by default):
 - On a GPU: XLA.
 - float32 on a CPU: no XLA. The projections are 2-D products into which
   oneDNN fuses the bias and GELU (layers/product_dense.py), and attention's
-  per-head products batched tf.matmul (layers/attention.py); XLA compiles
-  those to slower dots of its own. TensorFlow's path ran 1.03x XLA's on an
-  AVX-512 EPYC (Zen 4; two runs of 7 and 21 rounds) and 1.04-1.09x on an
-  AVX2-only one, without the 40-90 MB of the compiled program. (Before these
-  changes XLA was measured +12% on a Sapphire Rapids core, +3% on the Zen 4.)
+  per-head products are batched tf.matmul (layers/attention.py); XLA
+  compiles those to slower dots of its own and holds its compiled program.
 - bfloat16 on a CPU that multiplies bfloat16 natively (AVX512-BF16, AMX):
-  oneDNN's bfloat16 kernels are faster than XLA's (XLA measured 0.54x on
-  Sapphire Rapids, 0.50-0.53x on the Zen 4), so no.
+  oneDNN's bfloat16 kernels are faster than XLA's, so no.
 - bfloat16 on other CPUs: TensorFlow emulates bfloat16 matrix products op by
-  op, ~25x slower than XLA here (an AVX2-only EPYC, BERT L4 H512 batch 32).
+  op, far slower than XLA's compiled forward, so XLA.
+The figures: docs/performance.md#inference.
 
 XLA compiles once per input shape, so under XLA the last, smaller batch is
 padded to `batch_size` rows (then cut back): one compilation per run.

@@ -23,9 +23,7 @@ paper's 32..256 against 128). The vocabulary is learned from the corpus
 is given; one pre-training stage of 10000 steps of batch 64 (1000 warm-up), three
 pre-training seeds per row, the masked LM evaluated on held-out text
 (--eval_corpus) at every checkpoint and set against the unigram baseline.
-Fine-tuning runs only when --mnli_dir / --squad_dir are given. With BERT's
-30k vocabulary and 1500 steps, the rows with d_p >= n/2 never left the unigram
-plateau.
+Fine-tuning runs only when --mnli_dir / --squad_dir are given.
 """
 
 import dataclasses

@@ -120,8 +120,8 @@ TINY = NmtScale(name="tiny", presets=("transformer-tiny",), shrink=4, num_encode
 # d_p = 8, FFN 384); a 4k joint vocabulary; batches of 128 pairs (227 steps an epoch); the preset's schedule
 # at a peak of 2e-3 after 150 steps. Trained to convergence as the study trains: a dev BLEU every 250 steps
 # (1.1 epochs), stopping after 5 evaluations without a better one (the study's toolkit counts patience in
-# validations, 10 by default; 5 here, about 5.5 epochs, to fit the machine), at most 20000 steps (88 epochs:
-# the baseline's dev BLEU was still rising at 7000 steps, 0.5 a thousand steps). Three seeds for the baseline
+# validations, 10 by default; 5 here, about 5.5 epochs, to fit the machine), at most 20000 steps (88 epochs,
+# a cap meant to stay well past where early stopping ends a run). Three seeds for the baseline
 # and the one-frozen rows.
 SMALL = NmtScale(name="small", presets=("transformer-tiny",), shrink=4, num_encoder_layers=3, num_decoder_layers=1,
                  vocab_size=4000, train_batch_size=128, num_train_steps=20000, num_warmup_steps=150,
