@@ -111,6 +111,9 @@ def original_variables(model):
 
 
 def _build_original_variables(model):
+    if not hasattr(model, "checkpoint_variables"):
+        raise TypeError("%s has no checkpoint_variables(): a model of a family names its variables "
+                        "(training/family.py)." % type(model).__name__)
     names = model.checkpoint_variables()
     # Every trainable weight must have a name, or it would silently not be saved.
     named = {id(entry.variable) for entry in names.values()}

@@ -6,6 +6,7 @@ import os
 
 import numpy as np
 import pytest
+import tf_keras
 
 from checkpoints import seeded_init, tf1_checkpoint
 from checkpoints.original_names import original_variables
@@ -58,6 +59,11 @@ def test_model_names_every_variable_and_draws_it_as_the_family_says(case):
     groups = {family.parameter_groups.locate(name)[0] for name in variables}
     assert groups <= set(family.parameter_groups.groups)
     assert set(family.parameter_groups.groups) - groups == ({"heads"} if family is BERT else set())
+
+
+def test_a_model_without_checkpoint_names_is_refused():
+    with pytest.raises(TypeError, match=r"Sequential has no checkpoint_variables\(\)"):
+        original_variables(tf_keras.Sequential())
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
