@@ -20,7 +20,7 @@ from studies.lm import experiments as lm_experiments, report
 SCALE_NOTES = {
     "paper": "Paper scale: 6 layers, LM1B, the lm1b_paper schedule (250k steps).",
     "small": "**Small scale** (3 layers; d, d_p and the FFN halved; sequences of up to 32 sub-words; 1200 steps of "
-             "64 sequences with a 4k-piece vocabulary learned from the training text; two seeds per row, in "
+             "64 sequences with a 4k-piece vocabulary learned from the training text; three seeds per row, in "
              "freezing_lm for the unfrozen and the embeddings-frozen rows) on real English text given by path: "
              "what one machine with 2 CPU cores can show of the paper's direction "
              "in about an hour. Not the paper's numbers: those need LM1B at paper scale.",
