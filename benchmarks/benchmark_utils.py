@@ -103,23 +103,29 @@ def garden_encoder(config, initializer):
     )
 
 
-def cpu_model():
-    """The CPU model name from /proc/cpuinfo, or platform.processor()."""
+def cpuinfo_field(name, cpuinfo_path="/proc/cpuinfo"):
+    """A field of the first processor in /proc/cpuinfo ("model name", "cpu family", ...), or None."""
     try:
-        with open("/proc/cpuinfo") as cpuinfo:
+        with open(cpuinfo_path, encoding="utf-8") as cpuinfo:
             for line in cpuinfo:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
+                key, _, value = line.partition(":")
+                if key.strip() == name:
+                    return value.strip()
     except OSError:
         pass
-    return platform.processor() or "unknown"
+    return None
 
 
-def cpu_flags(wanted=("avx512f", "avx512_bf16", "amx_bf16", "amx_tile")):
+def cpu_model(cpuinfo_path="/proc/cpuinfo"):
+    """The CPU model name from /proc/cpuinfo, or platform.processor()."""
+    return cpuinfo_field("model name", cpuinfo_path) or platform.processor() or "unknown"
+
+
+def cpu_flags(wanted=("avx512f", "avx512_bf16", "amx_bf16", "amx_tile"), cpuinfo_path="/proc/cpuinfo"):
     """The subset of `wanted` CPU flags that /proc/cpuinfo lists."""
     from training import compute_dtype  # pylint: disable=import-outside-toplevel
 
-    present = compute_dtype.cpu_flags()
+    present = compute_dtype.cpu_flags(cpuinfo_path)
     return [flag for flag in wanted if flag in present]
 
 

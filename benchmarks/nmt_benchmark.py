@@ -322,8 +322,9 @@ def _check_length(ids, expected, name):
 def build_ours_decoding(config, options, source_ids):
     """Translator's compiled translate (beam search), eos never emitted: returns (a callable decoding, the model)."""
     from nmt import task as translation
+    from nmt.family import FAMILY
 
-    model = translation.build_model(config)
+    model = FAMILY.build_model(config)
     vocabulary = types.SimpleNamespace(bos_id=BOS_ID, eos_id=NO_EOS, processor=lambda: None)
     translate = translation.Translator(model, vocabulary, options)._translate  # pylint: disable=protected-access
 

@@ -16,7 +16,6 @@ exits non-zero after running the others.
 
 import datetime
 import os
-import platform
 import subprocess
 import sys
 
@@ -50,21 +49,6 @@ benchmark_utils.define_torch_python_flag()  # Passed on to the benchmarks with a
 FLAGS = flags.FLAGS
 
 
-def _cpuinfo(path="/proc/cpuinfo"):
-    """{key: value} of the first processor in /proc/cpuinfo ({} where it cannot be read)."""
-    found = {}
-    try:
-        with open(path, encoding="utf-8") as f:
-            for line in f:
-                if not line.strip():
-                    break
-                key, _, value = line.partition(":")
-                found[key.strip()] = value.strip()
-    except OSError:
-        pass
-    return found
-
-
 def _memory_gib(path="/proc/meminfo"):
     try:
         with open(path, encoding="utf-8") as f:
@@ -78,18 +62,13 @@ def _memory_gib(path="/proc/meminfo"):
 
 def machine(cpuinfo_path="/proc/cpuinfo", meminfo_path="/proc/meminfo"):
     """One line naming the machine the figures were measured on."""
-    info = _cpuinfo(cpuinfo_path)
-    present = set(info.get("flags", "").split())
     memory = _memory_gib(meminfo_path)
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except AttributeError:
-        cpus = os.cpu_count()
     parts = [
-        info.get("model name") or platform.processor() or "unknown CPU",
-        "family %s model %s" % (info.get("cpu family", "?"), info.get("model", "?")),
-        "flags %s" % (",".join(flag for flag in CPU_FLAGS if flag in present) or "-"),
-        "%d usable CPUs" % cpus,
+        benchmark_utils.cpu_model(cpuinfo_path),
+        "family %s model %s" % (benchmark_utils.cpuinfo_field("cpu family", cpuinfo_path) or "?",
+                                benchmark_utils.cpuinfo_field("model", cpuinfo_path) or "?"),
+        "flags %s" % (",".join(benchmark_utils.cpu_flags(CPU_FLAGS, cpuinfo_path)) or "-"),
+        "%d usable CPUs" % benchmark_utils.usable_cpus(),
     ]
     if memory is not None:
         parts.append("%.0f GiB" % memory)

@@ -37,7 +37,6 @@ from training.presets import apply_preset
 from training.model_options import HeadSizeOptions
 from training.training_options import ModesOptions, Schedule, ScheduleOptions, StepsOptions
 
-CONFIG_FILE = FAMILY.config_file
 EVAL_LOG_BATCHES = 100
 
 

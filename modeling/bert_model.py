@@ -44,12 +44,19 @@ def initializers(config):
     return functools.partial(bert_initializer_of, initializer_range=config.initializer_range)
 
 
-def task_checkpoint_variables(model):
-    """{original name: OriginalVariable} of a built task model: its encoder's, then its heads' (`head_variables()`)."""
-    names = model.bert.checkpoint_variables()
-    for name, variable in model.head_variables().items():
-        names[name] = OriginalVariable(variable, tuple(variable.shape))
-    return names
+class TaskModelVariables:
+    """The checkpoint code's two methods for a BERT task model: an encoder `bert` and heads (`head_variables()`)."""
+
+    def checkpoint_variables(self):
+        """{original name: OriginalVariable}: the encoder's, then the heads'."""
+        names = self.bert.checkpoint_variables()
+        for name, variable in self.head_variables().items():
+            names[name] = OriginalVariable(variable, tuple(variable.shape))
+        return names
+
+    def initializer_of(self, name):
+        """(kind, stddev) of an original name: BERT's scheme, the heads' fixed stddev included."""
+        return self.bert.initializer_of(name)
 
 
 @tf_keras.utils.register_keras_serializable(package="BertTf2")

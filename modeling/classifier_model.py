@@ -6,7 +6,7 @@ Checkpoint names (root scope, as the original's `create_model`):
 
 import tf_keras
 
-from modeling.bert_model import BertModel, task_checkpoint_variables
+from modeling.bert_model import BertModel, TaskModelVariables
 from modeling.transposed_dense import TransposedDense
 
 # The original fixes both, independently of the config.
@@ -15,7 +15,7 @@ CLASSIFIER_INITIALIZER_RANGE = 0.02
 
 
 @tf_keras.utils.register_keras_serializable(package="BertTf2")
-class BertClassifierModel(tf_keras.Model):
+class BertClassifierModel(TaskModelVariables, tf_keras.Model):
     """Sentence(-pair) classification or regression on the pooled output.
 
     Call with the `BertModel` inputs. Returns a dict with the encoder outputs
@@ -38,14 +38,6 @@ class BertClassifierModel(tf_keras.Model):
         pooled = self.dropout(outputs["pooled_output"], training=training)
         outputs["logits"] = self.classifier(pooled)
         return outputs
-
-    def checkpoint_variables(self):
-        """{original name: OriginalVariable}: the encoder's, then the heads' (modeling/bert_model.py)."""
-        return task_checkpoint_variables(self)
-
-    def initializer_of(self, name):
-        """(kind, stddev) of an original name: BERT's scheme, the heads' fixed stddev included."""
-        return self.bert.initializer_of(name)
 
     def head_variables(self):
         """{original checkpoint name: variable} for the output layer."""

@@ -12,12 +12,12 @@ from official.nlp.modeling import layers
 
 from layers import activations
 from layers.initializers import create_initializer
-from modeling.bert_model import BertModel, build_model, task_checkpoint_variables
+from modeling.bert_model import BertModel, build_model, TaskModelVariables
 from modeling.transposed_dense import TransposedDense
 
 
 @tf_keras.utils.register_keras_serializable(package="BertTf2")
-class BertPretrainingModel(tf_keras.Model):
+class BertPretrainingModel(TaskModelVariables, tf_keras.Model):
     """BERT with its two pre-training heads.
 
     Call with a dict: the `BertModel` inputs plus
@@ -54,14 +54,6 @@ class BertPretrainingModel(tf_keras.Model):
         )
         outputs["next_sentence_logits"] = self.next_sentence(outputs["pooled_output"])
         return outputs
-
-    def checkpoint_variables(self):
-        """{original name: OriginalVariable}: the encoder's, then the heads' (modeling/bert_model.py)."""
-        return task_checkpoint_variables(self)
-
-    def initializer_of(self, name):
-        """(kind, stddev) of an original name: BERT's scheme, the heads' fixed stddev included."""
-        return self.bert.initializer_of(name)
 
     def head_variables(self):
         """{original checkpoint name: variable} for the `cls/` heads."""

@@ -5,7 +5,7 @@ Checkpoint names: cls/squad/output_weights [2, H], cls/squad/output_bias [2].
 
 import tf_keras
 
-from modeling.bert_model import BertModel, task_checkpoint_variables
+from modeling.bert_model import BertModel, TaskModelVariables
 from modeling.transposed_dense import TransposedDense
 
 # The original fixes it, independently of the config.
@@ -13,7 +13,7 @@ SQUAD_INITIALIZER_RANGE = 0.02
 
 
 @tf_keras.utils.register_keras_serializable(package="BertTf2")
-class BertSquadModel(tf_keras.Model):
+class BertSquadModel(TaskModelVariables, tf_keras.Model):
     """Answer-span scoring on every token.
 
     Call with the `BertModel` inputs. Returns a dict with the encoder outputs plus
@@ -32,14 +32,6 @@ class BertSquadModel(tf_keras.Model):
         outputs["start_logits"] = logits[:, :, 0]
         outputs["end_logits"] = logits[:, :, 1]
         return outputs
-
-    def checkpoint_variables(self):
-        """{original name: OriginalVariable}: the encoder's, then the heads' (modeling/bert_model.py)."""
-        return task_checkpoint_variables(self)
-
-    def initializer_of(self, name):
-        """(kind, stddev) of an original name: BERT's scheme, the heads' fixed stddev included."""
-        return self.bert.initializer_of(name)
 
     def head_variables(self):
         """{original checkpoint name: variable} for the span layer."""

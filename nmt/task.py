@@ -54,7 +54,6 @@ from training.model_options import HeadSizeOptions
 from training.presets import apply_preset
 from training.training_options import ModesOptions, Schedule, ScheduleOptions, StepsOptions
 
-CONFIG_FILE = FAMILY.config_file
 BEST_DIRECTORY = "best"
 EARLY_STOPPING_FILE = "early_stopping.json"
 LENGTH_CHECK_PAIRS = 10000
@@ -206,15 +205,11 @@ def model_inputs(batch):
     return dict(source_ids=batch["source_ids"], target_input_ids=batch["target_input_ids"])
 
 
-def build_model(config):
-    return FAMILY.build_model(config)
-
-
 def translation_task(options, config, vocabulary, train_text, built, record=None):
     """The trainer's Task; `built` receives the model (the dev-BLEU callback needs it); `record` is the run's."""
 
     def build():
-        built["model"] = build_model(config)
+        built["model"] = FAMILY.build_model(config)
         return built["model"]
 
     return trainer_lib.Task(
@@ -374,7 +369,7 @@ def model_to_score(options, strategy, config, trainer):
     """(model, step, source): output_dir/best/ if it exists, else as evaluation.model_to_evaluate."""
     best = os.path.join(options.output_dir, BEST_DIRECTORY, "model.ckpt")
     if tf.io.gfile.exists(best + ".index"):
-        model = trainer_lib.build_seeded_model(strategy, lambda: build_model(config), options.random_seed)
+        model = trainer_lib.build_seeded_model(strategy, lambda: FAMILY.build_model(config), options.random_seed)
         result = tf1_checkpoint.load_checkpoint(model, best)
         if result.missing:
             raise ValueError("%s lacks %d variables of the model (%s)." % (best, len(result.missing),
@@ -382,7 +377,7 @@ def model_to_score(options, strategy, config, trainer):
         step = int(read_early_stopping(options.output_dir).get("best_step", 0))
         logging.info("Scoring the best checkpoint by dev BLEU: %s (step %d).", best, step)
         return model, step
-    return evaluation.model_to_evaluate(options, strategy, lambda: build_model(config), trainer)
+    return evaluation.model_to_evaluate(options, strategy, lambda: FAMILY.build_model(config), trainer)
 
 
 def run(options, callbacks=(), given=None):
