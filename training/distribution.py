@@ -1,7 +1,9 @@
 """`--distribution_strategy` and the original TPU flags -> a tf.distribute.Strategy; who is who among its workers.
 
-With multi_worker_mirrored (TF_CONFIG names the cluster: training/tf_config.py)
-every worker runs the same command; worker 0, the chief, writes the outputs.
+With multi_worker_mirrored every worker runs the same command; worker 0, the
+chief, writes the outputs. The cluster is named by TF_CONFIG
+(training/tf_config.py), or, when that is unset in a task started by Slurm's
+`srun`, by Slurm's variables (training/slurm_cluster.py).
 `worker_id`, `num_workers` and `is_chief` say which worker this process is,
 `barrier` waits for all of them, `check_same_step` that they resumed alike.
 """
@@ -15,7 +17,7 @@ from absl import logging
 from official.common import distribute_utils
 
 from options import Options, option
-from training import tf_config
+from training import slurm_cluster, tf_config
 
 STRATEGIES = ("one_device", "mirrored", "multi_worker_mirrored", "tpu")
 
@@ -36,13 +38,28 @@ class TpuOptions(Options):
 class DistributionOptions(TpuOptions):
     distribution_strategy: str = option(
         "one_device", "tf.distribute strategy: mirrored (local GPUs, else the logical CPUs), "
-        "multi_worker_mirrored (with TF_CONFIG) or tpu.", choices=STRATEGIES, new=True)
+        "multi_worker_mirrored (the cluster from TF_CONFIG, or from Slurm under srun) or tpu.",
+        choices=STRATEGIES, new=True)
 
     def validate(self):
-        """Also checks TF_CONFIG for multi_worker_mirrored, before anything runs."""
+        """Also checks the cluster of multi_worker_mirrored (TF_CONFIG, or Slurm's variables), before anything runs."""
         super().validate()
         if self.distribution_strategy == "multi_worker_mirrored" and not self.use_tpu:
-            tf_config.parse(os.environ.get(tf_config.VARIABLE))
+            find_cluster()
+
+
+def find_cluster():
+    """Where multi_worker_mirrored finds its cluster: "TF_CONFIG" when set, else "Slurm" in an srun task.
+
+    Raises:
+      ValueError: TF_CONFIG malformed; Slurm's variables malformed, or a Slurm
+        job outside srun; or neither (the message says both ways).
+    """
+    if os.environ.get(tf_config.VARIABLE, "").strip() or not slurm_cluster.in_job():
+        tf_config.parse(os.environ.get(tf_config.VARIABLE))
+        return "TF_CONFIG"
+    slurm_cluster.parse()
+    return "Slurm"
 
 
 def get_strategy(options):
@@ -59,21 +76,9 @@ def get_strategy(options):
         tf.config.experimental_connect_to_cluster(resolver)
         tf.tpu.experimental.initialize_tpu_system(resolver)
         return tf.distribute.TPUStrategy(resolver)
-    num_gpus = len(tf.config.list_physical_devices("GPU"))
     if distribution_strategy == "multi_worker_mirrored":
-        task = tf_config.parse(os.environ.get(tf_config.VARIABLE))
-        try:
-            strategy = distribute_utils.get_distribution_strategy(
-                distribution_strategy=distribution_strategy, num_gpus=num_gpus)
-        except RuntimeError as error:
-            # TensorFlow configures collective ops when the strategy is made,
-            # which it refuses once it has run an op.
-            raise RuntimeError("multi_worker_mirrored must be created before TensorFlow runs "
-                               "anything in this process (%s)." % error) from error
-        logging.info("Distribution: multi_worker_mirrored with %d replica(s): worker %d of %d "
-                     "(TF_CONFIG task %s %d)%s.", strategy.num_replicas_in_sync, task.worker_id,
-                     task.num_workers, task.task_type, task.task_index, ", the chief" if task.is_chief else "")
-        return strategy
+        return _multi_worker_strategy()
+    num_gpus = len(tf.config.list_physical_devices("GPU"))
     if distribution_strategy == "mirrored" and not num_gpus:
         # Without GPUs, mirror over the logical CPU devices (one unless
         # configured otherwise), which is how multi-replica runs are tested.
@@ -87,6 +92,30 @@ def get_strategy(options):
     logging.info(
         "Distribution: %s with %d replica(s).", distribution_strategy, strategy.num_replicas_in_sync
     )
+    return strategy
+
+
+def _multi_worker_strategy():
+    """multi_worker_mirrored over the cluster of TF_CONFIG, or of Slurm (resolved before TensorFlow counts GPUs)."""
+    try:
+        if find_cluster() == "TF_CONFIG":
+            task = tf_config.parse(os.environ.get(tf_config.VARIABLE))
+            strategy = distribute_utils.get_distribution_strategy(distribution_strategy="multi_worker_mirrored")
+            found = "TF_CONFIG task %s %d" % (task.task_type, task.task_index)
+            worker, workers = task.worker_id, task.num_workers
+        else:
+            resolver, task = slurm_cluster.resolve()
+            strategy = tf.distribute.MultiWorkerMirroredStrategy(cluster_resolver=resolver)
+            found = "found by Slurm: job %s, task %d of %d on %s" % (
+                task.job_id, task.rank, task.num_tasks, task.node or "its node")
+            worker, workers = task.rank, task.num_tasks
+    except RuntimeError as error:
+        # TensorFlow configures collective ops when the strategy is made,
+        # which it refuses once it has run an op.
+        raise RuntimeError("multi_worker_mirrored must be created before TensorFlow runs "
+                           "anything in this process (%s)." % error) from error
+    logging.info("Distribution: multi_worker_mirrored with %d replica(s): worker %d of %d (%s)%s.",
+                 strategy.num_replicas_in_sync, worker, workers, found, ", the chief" if worker == 0 else "")
     return strategy
 
 

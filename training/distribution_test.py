@@ -90,6 +90,7 @@ def test_unknown_strategy():
      'TF_CONFIG "task" index 2 is out of range: "cluster" has 2 "worker" task[(]s[)], index 0 to 1'),
 ])
 def test_multi_worker_needs_a_valid_tf_config_before_anything_runs(tmp_path, monkeypatch, value, problem):
+    _leave_slurm(monkeypatch)
     if value is None:
         monkeypatch.delenv("TF_CONFIG", raising=False)
     else:
@@ -105,6 +106,37 @@ def test_multi_worker_needs_a_valid_tf_config_before_anything_runs(tmp_path, mon
     with pytest.raises(ValueError, match=problem):
         pretraining.run(run_options)
     assert not (tmp_path / "out").exists()
+
+
+def _leave_slurm(monkeypatch):
+    for name in [name for name in os.environ if name.startswith("SLURM_")]:
+        monkeypatch.delenv(name)
+
+
+SLURM_STEP = dict(SLURM_JOB_ID="5", SLURM_PROCID="0", SLURM_STEP_NUM_TASKS="2", SLURM_STEP_NODELIST="vm",
+                  SLURM_STEP_TASKS_PER_NODE="2")
+
+
+@pytest.mark.parametrize("variables, found", [
+    (dict(SLURM_STEP, TF_CONFIG='{"cluster": {"worker": ["h:1"]}, "task": {"type": "worker", "index": 0}}'),
+     "TF_CONFIG"),  # TF_CONFIG first, inside Slurm too
+    (SLURM_STEP, "Slurm"),
+    (dict(SLURM_JOB_ID="5", SLURM_PROCID="0"),
+     "Slurm's variables do not describe a job step: this process runs in job 5 outside srun"),
+    ({}, "needs the environment variable TF_CONFIG, .* or to run under srun in a Slurm allocation"),
+])
+def test_multi_worker_finds_its_cluster_in_tf_config_else_in_slurms_step(monkeypatch, variables, found):
+    _leave_slurm(monkeypatch)
+    monkeypatch.delenv("TF_CONFIG", raising=False)
+    for name, value in variables.items():
+        monkeypatch.setenv(name, value)
+    options = distribution.DistributionOptions(distribution_strategy="multi_worker_mirrored")
+    if found in ("TF_CONFIG", "Slurm"):
+        assert distribution.find_cluster() == found
+        options.validate()
+    else:
+        with pytest.raises(ValueError, match=found):
+            options.validate()
 
 
 def test_tf_config_is_only_read_for_multi_worker(monkeypatch):

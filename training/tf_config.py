@@ -78,7 +78,8 @@ def parse(text):
         raise ValueError(
             "--distribution_strategy=multi_worker_mirrored needs the environment variable %s, "
             "JSON naming the cluster and this worker's task, e.g. %s (the same \"cluster\" on every "
-            "worker, each with its own \"task\" index)." % (VARIABLE, EXAMPLE))
+            "worker, each with its own \"task\" index), or to run under srun in a Slurm allocation, "
+            "where the cluster is found from Slurm's variables." % (VARIABLE, EXAMPLE))
     try:
         config = json.loads(text)
     except ValueError as error:

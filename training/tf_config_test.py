@@ -48,7 +48,8 @@ def test_missing_tf_config_names_the_variable_and_the_expected_json(text):
     assert str(error.value) == (
         "--distribution_strategy=multi_worker_mirrored needs the environment variable TF_CONFIG, JSON "
         "naming the cluster and this worker's task, e.g. %s (the same \"cluster\" on every worker, each "
-        "with its own \"task\" index)." % tf_config.EXAMPLE)
+        "with its own \"task\" index), or to run under srun in a Slurm allocation, where the cluster is found "
+        "from Slurm's variables." % tf_config.EXAMPLE)
 
 
 def test_errors_say_what_was_expected():
