@@ -8,7 +8,8 @@ plan.md), then (unless --dry_run) runs every unfinished step (or those of
 --rows and --seeds: reproduction/selection.py), keeping each finished run in
 --runs_dir and reusing the runs kept there (reproduction/archive.py), and,
 once every step of the plan is finished, writes results.json, results.md
-and the plot.
+and the plot. With --launcher=slurm the steps are submitted as Slurm jobs
+instead, the report as the last (reproduction/slurm.py).
 """
 
 import dataclasses
@@ -22,15 +23,15 @@ from absl import logging
 
 from options import Options, option
 import outputs
-from reproduction import archive, plan as plan_lib, runner, selection
+from reproduction import archive, plan as plan_lib, runner, selection, slurm
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCALES = ("paper", "small", "tiny")
 
 
 @dataclasses.dataclass(kw_only=True)
-class ReproduceOptions(Options):
-    """The flags of every study (each study's data flags are its own)."""
+class ReproduceOptions(slurm.SlurmOptions):
+    """The flags of every study (each study's data flags are its own), and how the steps are launched."""
 
     scale: str = option("tiny", "paper: the paper's sizes and schedules (write the plan with --dry_run); "
                         "small: sized so the paper's effect can show on real text given by path on 2 CPU cores, "
@@ -40,7 +41,8 @@ class ReproduceOptions(Options):
     dtype: Optional[str] = option(
         None, "--dtype of every training run. Default: the study's (float32 unless its README says otherwise).",
         choices=("float32", "bfloat16", "float16"))
-    dry_run: bool = option(False, "Write and print the plan (plan.sh, plan.md); run nothing.")
+    dry_run: bool = option(False, "Write and print the plan (plan.sh, plan.md); run nothing (with --launcher=slurm: "
+                           "also write the job scripts and submit.sh; submit nothing).")
     rows: Optional[str] = option(
         None, "Run these rows of the plan only, comma-separated, named as plan.md names them (or by their last "
         "part where that names one row: --rows=none,ffn), with the earlier steps they read from (the row that "
@@ -154,6 +156,25 @@ def plan_script(steps, experiment, scale, notes=()):
     return "\n".join(lines) + "\n"
 
 
+def _launch_on_slurm(steps, options, experiment, output_dir, kept_runs):
+    """--launcher=slurm: submits the unfinished steps and the report (reproduction/slurm.py), says what it did."""
+    launched = slurm.launch(steps, options, experiment, output_dir, kept_runs)
+    if options.dry_run:
+        message = ("Wrote %d job script(s) to %s; submit them in order with %s (nothing submitted)."
+                   % (len(launched["jobs"]), launched["directory"], launched["submit_sh"]))
+    else:
+        submitted = [job_id for name, job_id in launched["jobs"].items() if name not in launched["queued"]]
+        message = ("Submitted %d job(s) (ids %s), the report last; %d step(s) finished or still queued%s. Watch them with "
+                   "`squeue --me`; their logs are in %s, their ids by step in %s."
+                   % (len(submitted), ", ".join(submitted), len(launched["skipped"]),
+                      ": " + ", ".join(launched["skipped"]) if launched["skipped"] else "",
+                      os.path.join(launched["directory"], "logs"),
+                      os.path.join(launched["directory"], slurm.JOBS_FILE)))
+    logging.info("%s", message)
+    print(message, flush=True)
+    return launched
+
+
 def run(options, registry):
     """Plans, runs and reports the experiment of `options` (a ReproduceOptions with `experiment`).
 
@@ -179,13 +200,16 @@ def run(options, registry):
     if plan.expected_time:
         logging.info("%s", plan.expected_time)
         print(plan.expected_time, flush=True)
-    if options.dry_run:
+    if options.dry_run and options.launcher == "local":
         return written
     steps, added = selection.select(plan.steps, options.rows, options.seeds)
     if options.rows or options.seeds:
         logging.info("--rows/--seeds: %d of the plan's %d steps%s.", len(steps), len(plan.steps),
                      "; with the earlier steps they read from: %s" % ", ".join(added) if added else "")
     kept_runs = archive.RunArchive(options.runs_dir, output_dir) if options.runs_dir else None
+    if options.launcher == "slurm":
+        written["slurm"] = _launch_on_slurm(steps, options, study.name, output_dir, kept_runs)
+        return written
     ran, skipped = runner.run(steps, study.programs(), output_dir=output_dir, archive=kept_runs)
     logging.info("Ran %d steps, skipped %d finished ones.", ran, skipped)
     unfinished = [step.name for step in plan.steps if step.kept_files() and not step.is_done()]

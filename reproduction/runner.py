@@ -70,6 +70,49 @@ def _readers(steps):
             for index, step in enumerate(steps)}
 
 
+def schedule(steps, archive=None):
+    """What becomes of each step before any runs: finished, restored from kept runs, left out, or to run.
+
+    A step is restored only if each step that reads from it is finished or
+    restored (its checkpoints are not kept), and left out when it keeps no
+    files and everything that reads it is settled (pre-training records
+    whose readers all finished).
+
+    Args:
+      steps: list of plan.Step, in order.
+      archive: an archive.RunArchive of kept runs, or None; each step it holds
+        inputs of is checked against them (ValueError naming the flag that differs).
+
+    Returns:
+      (done, restored, left_out): sets of step names.
+    """
+    readers = _readers(steps)
+    produced = set().union(*(step.folders() for step in steps))
+    if archive is not None:
+        archive.produced = produced
+    done = {step.name for step in steps if step.is_done()}
+    # Backwards: a step is restored only if each step that reads from it is finished or restored.
+    restored, left_out = set(), set()
+    for step in reversed(steps):
+        if step.name in done:
+            continue
+        settled = all(reader.name in done or reader.name in restored or reader.name in left_out
+                      for reader in readers[step.name])
+        if archive is not None and archive.holds_inputs(step):
+            archive.check(step)
+        if archive is not None and archive.holds(step):
+            if settled:
+                restored.add(step.name)
+        elif not step.kept_files() and readers[step.name] and settled:
+            left_out.add(step.name)
+    return done, restored, left_out
+
+
+def default_output_dir(steps):
+    """The common folder of the steps' outputs (the study's --output_dir when none is given)."""
+    return os.path.commonpath([path for step in steps for path in step.outputs]) if steps else "."
+
+
 def run(steps, programs, before_step=None, output_dir=None, archive=None):
     """Runs every unfinished step in order.
 
@@ -89,26 +132,10 @@ def run(steps, programs, before_step=None, output_dir=None, archive=None):
     ran = skipped = 0
     durations = []
     if output_dir is None:
-        output_dir = os.path.commonpath([path for step in steps for path in step.outputs]) if steps else "."
-    readers = _readers(steps)
+        output_dir = default_output_dir(steps)
     produced = set().union(*(step.folders() for step in steps))
-    if archive is not None:
-        archive.produced = produced
-    done = {step.name: step.is_done() for step in steps}
-    # Backwards: a step is restored only if each step that reads from it is finished or restored.
-    restored, left_out = set(), set()
-    for step in reversed(steps):
-        if done[step.name]:
-            continue
-        settled = all(done[reader.name] or reader.name in restored or reader.name in left_out
-                      for reader in readers[step.name])
-        if archive is not None and archive.holds_inputs(step):
-            archive.check(step)
-        if archive is not None and archive.holds(step):
-            if settled:
-                restored.add(step.name)
-        elif not step.kept_files() and readers[step.name] and settled:
-            left_out.add(step.name)
+    done_names, restored, left_out = schedule(steps, archive)
+    done = {step.name: step.name in done_names for step in steps}
     for index, step in enumerate(steps, 1):
         if done[step.name]:
             check_inputs(step, output_dir, produced)

@@ -199,7 +199,8 @@ def build(scale, data_flags, spm_model, output_dir, dtype="float32"):
         kept = KEPT_FILES + (() if spm_model else VOCABULARY_FILES)
         steps.append(Step("%s_seed%d" % (row.name, seed) if several else row.name, row.name, "nmt",
                           "run_translation.py", flags, tuple(os.path.join(directory, name) for name in RESULT_FILES),
-                          seed=seed if several else None, kept=tuple(os.path.join(directory, name) for name in kept)))
+                          seed=seed if several else None, distributed=True,
+                          kept=tuple(os.path.join(directory, name) for name in kept)))
         if not spm_model:
             spm_model = os.path.join(directory, vocabulary_lib.MODEL_FILE)
     return steps
