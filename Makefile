@@ -11,7 +11,7 @@ CYTHON_SOURCES := pretraining_data/_mersenne_twister.pyx pretraining_data/_insta
 CYTHON_HEADERS := pretraining_data/_mersenne_twister.pxd
 EXTENSIONS_STAMP := $(VENV)/.built-extensions
 
-.PHONY: setup test demo demo-papers benchmark bazel-check build-file clean
+.PHONY: setup test test-slurm demo demo-papers benchmark bazel-check build-file clean
 
 setup: $(STAMP) $(EXTENSIONS_STAMP)
 
@@ -29,6 +29,11 @@ $(EXTENSIONS_STAMP): $(STAMP) $(CYTHON_SOURCES) $(CYTHON_HEADERS)
 
 test: setup
 	$(PY) -m pytest -n 2 $(PYTEST_ARGS)
+
+# On a real Slurm (tests/slurm/): tools/local_slurm.sh installs Debian's slurm-wlm and munge when
+# missing (root) and runs slurmctld and slurmd on localhost; skipped, saying why, where it cannot.
+test-slurm: setup
+	$(PY) -m pytest -m slurm tests/slurm $(PYTEST_ARGS)
 
 # The demo needs no Cython extension (it runs no create_pretraining_data.py): set-up stays short.
 # e.g. make demo DEMO_FLAGS=--dtype=float32
