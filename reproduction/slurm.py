@@ -18,7 +18,8 @@ train), "default". Partition and account come from their flags, anything else
 lines put at the top of every script. Job ids go to <output_dir>/slurm/jobs.json.
 
 Submitting again skips what is finished (the same checks as the local
-launcher, inputs included) and what is still queued or running; a job
+launcher, inputs included) and what is still queued or running (the new
+report job takes the place of an earlier one still waiting); a job
 requeued by Slurm (a node lost, a preemption) starts its step again, which
 resumes from its last checkpoint. A step writes its inputs (as the local
 runner keeps them) only once its outputs exist. With --dry_run the scripts
@@ -377,8 +378,8 @@ def launch(steps, options, experiment, output_dir, archive=None, root=None, pyth
         elif step.name in left_out:
             skipped.append(step.name)
         else:
-            state = None if options.dry_run else queued_state(recorded.get(step.name, {}).get("job_id", ""))
-            if state:
+            job_id = recorded.get(step.name, {}).get("job_id")
+            if job_id and not options.dry_run and queued_state(job_id):
                 queued[step.name] = recorded[step.name]["job_id"]
                 skipped.append(step.name)
             else:
@@ -400,6 +401,9 @@ def launch(steps, options, experiment, output_dir, archive=None, root=None, pyth
         return result
 
     ids = dict(queued)
+    earlier_report = recorded.get(REPORT, {}).get("job_id")
+    if earlier_report and queued_state(earlier_report):
+        _run(["scancel", earlier_report])  # the new report job waits for everything the earlier one did
     now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     for job in jobs:
         command = ["sbatch", "--parsable"]

@@ -123,6 +123,14 @@ def test_a_tiny_table_runs_as_slurm_jobs_with_the_local_launchers_results(slurm_
     # Each step waits for the steps it reads from: the probe for its row's last pre-training.
     assert jobs["dp32/probe"]["after"]["dp32/pretrain_512"] == jobs["dp32/pretrain_512"]["job_id"]
     assert set(jobs["report"]["after"]) == set(jobs) - {"report"}
+    # Submitted again at once: the steps still queued keep their jobs, a new report job replaces the first.
+    early = _reproduce(on_slurm, "slurm", slurm_environment)
+    assert early.returncode == 0, early.stderr[-3000:]
+    resubmitted = json.loads((on_slurm / "slurm" / "jobs.json").read_text())
+    assert resubmitted["dp256/squad_seed1"]["job_id"] == jobs["dp256/squad_seed1"]["job_id"]
+    assert resubmitted["report"]["job_id"] != jobs["report"]["job_id"]
+    assert not _queued(jobs["report"]["job_id"], slurm_environment)
+    jobs = resubmitted
     try:
         # Meanwhile the same plan with the local launcher, the reference.
         ran_here = _reproduce(local, "local", dict(slurm_environment, SLURM_CONF="/nonexistent"))
