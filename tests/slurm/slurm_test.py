@@ -15,7 +15,6 @@ import tensorflow as tf
 
 from checkpoints import training_checkpoint
 from modeling import pretraining
-from modeling.testing import crash_after_step
 from training.testing import multi_worker
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -76,7 +75,9 @@ def test_two_workers_under_srun_train_as_one_process_and_resume_exactly_after_th
     try:
         # Meanwhile, the reference here: one device, the global batch, uninterrupted.
         pretraining.run(pretraining.PretrainingOptions(**flags, output_dir=str(reference)))
-        _wait(lambda: _read(log).count(crash_after_step.HANGING % 6) == 2, TIMEOUT, "The workers are not at step 6",
+        # (modeling/testing/crash_after_step.py says so; not imported here: it defines run_pretraining.py's flags.)
+        _wait(lambda: _read(log).count("crash_after_step: hanging after step 6") == 2, TIMEOUT,
+              "The workers are not at step 6",
               log)
     finally:
         _slurm(["scancel", job], slurm_environment)
