@@ -6,7 +6,7 @@ variable from (seed, name) and writes the manifests that let checkpoints leave
 frozen random tensors out.
 """
 
-from freezing.freezer import PARAMETERS_FILE, SAVE_FROZEN, FreezePlan, Freezer, FreezingOptions
+from freezing.freezer import PARAMETERS_FILE, SAVE_FROZEN, FreezePlan, Freezer, FreezingOptions, SaveFrozenOptions
 from freezing.selectors import ParameterGroups, format_report
 
 __all__ = [
@@ -15,6 +15,7 @@ __all__ = [
     "FreezePlan",
     "Freezer",
     "FreezingOptions",
+    "SaveFrozenOptions",
     "ParameterGroups",
     "format_report",
 ]

@@ -37,7 +37,17 @@ PARAMETERS_FILE = "parameters.json"
 
 
 @dataclasses.dataclass(kw_only=True)
-class FreezingOptions(Options):
+class SaveFrozenOptions(Options):
+    """How frozen random variables are written: by value, or as their seed (checkpoints and SavedModels)."""
+
+    save_frozen: str = option(
+        "values", "'seed' leaves frozen random variables out of checkpoints, and out of the SavedModels of "
+        "--export_dir, which draw them when loaded; loaders regenerate them. export_model.py: by default as its "
+        "--init_checkpoint (seed when it has a .frozen.json manifest).", choices=SAVE_FROZEN, new=True)
+
+
+@dataclasses.dataclass(kw_only=True)
+class FreezingOptions(SaveFrozenOptions):
     """The freezing flags every training entry point takes."""
 
     freeze: str = option(
@@ -47,9 +57,6 @@ class FreezingOptions(Options):
     reinit: str = option(
         "", "Parameter groups re-drawn from the seeded initializer after --init_checkpoint.",
         new=True)
-    save_frozen: str = option(
-        "values", "'seed' leaves frozen random variables out of checkpoints; loaders "
-        "regenerate them.", choices=SAVE_FROZEN, new=True)
 
 
 @dataclasses.dataclass

@@ -34,19 +34,33 @@ def _name_seed(name):
     return int.from_bytes(hashlib.sha256(name.encode("utf-8")).digest()[:4], "little") & 0x7FFFFFFF
 
 
+def key_of(name, seed):
+    """The stateless generator's key of a variable: [random_seed, the first 4 bytes of sha256(name)]."""
+    return [seed, _name_seed(name)]
+
+
+def seeded_tensor(shape, kind, scale, key):
+    """The initial value as a float32 tensor of `shape`, from the key of `key_of` (in eager mode or in a graph).
+
+    Raises:
+      ValueError: for an unknown initializer kind.
+    """
+    if kind == "ones":
+        return tf.ones(list(shape), tf.float32)
+    if kind == "zeros":
+        return tf.zeros(list(shape), tf.float32)
+    if kind == "truncated_normal":
+        return tf.random.stateless_truncated_normal(list(shape), seed=key, stddev=scale, dtype=tf.float32)
+    if kind == "uniform":
+        return tf.random.stateless_uniform(list(shape), seed=key, minval=-scale, maxval=scale, dtype=tf.float32)
+    raise ValueError("Unknown initializer %r; expected one of %s." % (kind, ", ".join(INITIALIZERS)))
+
+
 def seeded_value(name, shape, kind, scale, seed):
     """The initial value (float32 numpy array of `shape`, the original layout); scale: see the module docstring."""
-    if kind == "ones":
-        return np.ones(shape, np.float32)
-    if kind == "zeros":
-        return np.zeros(shape, np.float32)
-    key = [seed, _name_seed(name)]
-    if kind == "truncated_normal":
-        return tf.random.stateless_truncated_normal(list(shape), seed=key, stddev=scale, dtype=tf.float32).numpy()
-    if kind == "uniform":
-        return tf.random.stateless_uniform(list(shape), seed=key, minval=-scale, maxval=scale,
-                                           dtype=tf.float32).numpy()
-    raise ValueError("Unknown initializer %r for %s; expected one of %s." % (kind, name, ", ".join(INITIALIZERS)))
+    if kind not in INITIALIZERS:
+        raise ValueError("Unknown initializer %r for %s; expected one of %s." % (kind, name, ", ".join(INITIALIZERS)))
+    return seeded_tensor(shape, kind, scale, key_of(name, seed)).numpy()
 
 
 def checksum(value):

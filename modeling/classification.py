@@ -23,7 +23,7 @@ import tokenization
 from classifier_data import features as features_lib
 from classifier_data import metrics as metrics_lib
 from classifier_data import processors, submission
-from modeling import bert_setup
+from modeling import bert_setup, frozen_export
 from options import option
 from serving.export import ExportOptions, export_classifier
 from training import evaluation, inference, input_checks, process, run_record
@@ -247,5 +247,6 @@ def run(options, callbacks=()):
             outcome["predict"] = classifier.predict(model)
         if options.export_dir:
             outcome["export"] = export_classifier(model, options, classifier.label_list, classifier.is_regression,
-                                                  classifier.processor.takes_text_pair)
+                                                  classifier.processor.takes_text_pair,
+                                                  frozen_export.regeneration_of_run(model, options))
     return outcome

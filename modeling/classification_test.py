@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from modeling import classification, pretraining
+from freezing import seeded_values
+from modeling import classification, export_model, pretraining
 from modeling import classifier_model
 from modeling.classification import ClassifierOptions
 from modeling.parameter_groups import BERT_PARAMETER_GROUPS
@@ -111,6 +112,26 @@ def test_mnli_trains_evaluates_and_writes_submission_files(glue, tmp_path):
     shapes = dict(tf.train.list_variables(tf.train.latest_checkpoint(str(output))))
     assert shapes["output_weights"] == [3, 32] and shapes["output_bias"] == [3]
     assert "output_weights/adam_m" in shapes
+
+
+def test_export_dir_with_save_frozen_seed_draws_the_frozen_random_ffn_at_load(glue, tmp_path):
+    output = tmp_path / "frozen"
+    outcome = classification.run(_options(glue, output, freeze="ffn", save_frozen="seed",
+                                          num_train_epochs=1.0, do_eval=False, do_predict=False,
+                                          export_dir=str(tmp_path / "seed")))
+    # The same checkpoint with every variable stored, by export_model.py.
+    full = export_model.run(export_model.ExportModelOptions(
+        bert_config_file=str(glue / "bert_config.json"), vocab_file=str(glue / "vocab.txt"), task_name="MNLI",
+        init_checkpoint=str(output), export_dir=str(tmp_path / "full"), max_seq_length=24, save_frozen="values"))
+    rows = [r.split("\t") for r in (glue / "MNLI" / "test_matched.tsv").read_text().splitlines()[1:]]
+    texts = dict(text_a=tf.constant([r[8] for r in rows]), text_b=tf.constant([r[9] for r in rows]))
+    logits = [tf.saved_model.load(path).signatures["serving_default"](**texts)["logits"].numpy()
+              for path in (outcome["export"], full)]
+    np.testing.assert_array_equal(logits[0], logits[1])
+    manifest = seeded_values.read_manifest(tf.train.latest_checkpoint(str(output)))
+    stored = [len([name for name, _ in tf.train.list_variables(path + "/variables/variables")
+                   if name.endswith("VARIABLE_VALUE")]) for path in (outcome["export"], full)]
+    assert stored[1] - stored[0] == len(manifest["variables"]) == 2 * 6  # 2 layers' FFN, its LayerNorm included
 
 
 def test_initialises_from_run_pretraining_output_and_honours_freeze(glue, tmp_path):

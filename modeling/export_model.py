@@ -15,9 +15,10 @@ import tokenization
 from checkpoints import init_checkpoint as init_checkpoint_lib
 from classifier_data import processors
 from classifier_data.features import check_vocab_fits_config
-from modeling import bert_setup
+from freezing import SaveFrozenOptions
+from modeling import bert_setup, frozen_export
 from modeling.squad import SquadAnswerOptions
-from options import option
+from options import default_of, option
 from serving import export
 from training.training_options import InitCheckpointOptions, VocabOptions
 
@@ -28,8 +29,10 @@ DEFAULT_MAX_SEQ_LENGTH = {"classifier": 128, "squad": 384, "encoder": 128}
 
 @dataclasses.dataclass(kw_only=True)
 class ExportModelOptions(bert_setup.BertConfigOptions, VocabOptions, InitCheckpointOptions, SquadAnswerOptions,
-                         export.ExportOptions):
+                         export.ExportOptions, SaveFrozenOptions):
     """The export_model.py flags."""
+
+    save_frozen: Optional[str] = default_of(SaveFrozenOptions, "save_frozen", None)
 
     export_type: str = option(
         "classifier", "What the checkpoint is: a run_classifier.py model, a run_squad.py model, or an "
@@ -53,14 +56,14 @@ class ExportModelOptions(bert_setup.BertConfigOptions, VocabOptions, InitCheckpo
 
 
 def build_model(options, config):
-    """(model, export function) of --export_type, built; the function takes (model, options)."""
+    """(model, export function) of --export_type, built; the function takes (model, options, regeneration)."""
     if options.export_type == "classifier":
         processor = processors.get_processor(options.task_name)
         labels = processor.get_labels()
         num_labels = 1 if processor.is_regression else len(labels)
         model = modeling.build_model(modeling.BertClassifierModel(config, num_labels))
-        return model, lambda m, o: export.export_classifier(
-            m, o, labels, processor.is_regression, processor.takes_text_pair)
+        return model, lambda m, o, r: export.export_classifier(
+            m, o, labels, processor.is_regression, processor.takes_text_pair, r)
     if options.export_type == "squad":
         return modeling.build_model(modeling.BertSquadModel(config)), export.export_squad
     return modeling.build_model(modeling.BertModel(config)), export.export_encoder
@@ -87,4 +90,9 @@ def run(options):
             "a checkpoint fine-tuned by run_classifier.py or run_squad.py." % (
                 options.init_checkpoint, len(result.missing), options.export_type, ", ".join(result.missing[:3])))
     logging.info("Loaded %d variables from %s.", len(result.loaded), options.init_checkpoint)
-    return export_fn(model, options)
+    regeneration = frozen_export.regeneration(model, init_checkpoint_lib.check(options.init_checkpoint),
+                                              options.save_frozen)
+    if regeneration is not None:
+        logging.info("%d frozen weight(s) drawn from their seed when the SavedModel is loaded, not stored "
+                     "(--save_frozen=seed).", len(regeneration.weights))
+    return export_fn(model, options, regeneration)

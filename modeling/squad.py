@@ -23,7 +23,7 @@ from modeling.family import FAMILY
 import squad_data
 import tokenization
 from classifier_data.features import check_vocab_fits_config
-from modeling import bert_setup
+from modeling import bert_setup, frozen_export
 from options import Options, option
 from serving.export import ExportOptions, export_squad
 from training import evaluation, inference, input_checks, process, run_record
@@ -216,5 +216,5 @@ def run(options, callbacks=()):
     model, step = evaluation.model_to_evaluate(options, strategy, squad.build_model, trainer)
     outcome = squad.predict(model, step) if options.do_predict else {}
     if options.export_dir:
-        outcome["export"] = export_squad(model, options)
+        outcome["export"] = export_squad(model, options, frozen_export.regeneration_of_run(model, options))
     return outcome

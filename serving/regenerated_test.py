@@ -1,0 +1,182 @@
+"""SavedModels that draw their frozen random weights at load: bitwise the full export, smaller, refused when wrong.
+
+A two-layer BERT of hidden 32 whose feed-forward layers hold their seeded
+random values (as --freeze=ffn --reinit=ffn leaves them), checkpointed with
+--save_frozen=seed's manifest, is exported twice by export_model.py: with
+--save_frozen=seed and with --save_frozen=values. Both are loaded by
+TensorFlow alone (`python -I`, serving/testing/call_saved_model.py) and by
+TensorFlow 1's loader, which runs the restore and initialisation ops as TF
+Serving does.
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import modeling
+from checkpoints import original_names, seeded_init
+from freezing import seeded_values
+from modeling import export_model
+from modeling.export_model import ExportModelOptions
+from modeling.parameter_groups import BERT_PARAMETER_GROUPS
+from serving import regenerated
+
+WORDS = ["the", "cat", "dog", "sat", "on", "a", "mat", "where", "is", "gold", ",", "."]
+TEXTS = ["the cat sat on a mat.", "where is the gold", "a dog , a cat"]
+SEED = 12345
+LOADER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "testing", "call_saved_model.py")
+
+
+def _variables_bytes(path):
+    directory = os.path.join(path, "variables")
+    return sum(os.path.getsize(os.path.join(directory, name)) for name in os.listdir(directory))
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory):
+    """Files, the encoder and classifier checkpoints (frozen FFN saved by seed), and their FFN names."""
+    root = tmp_path_factory.mktemp("regenerated")
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + WORDS
+    (root / "vocab.txt").write_text("\n".join(vocab) + "\n")
+    config = dict(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2, num_attention_heads=4, head_size=12,
+                  intermediate_size=64, max_position_embeddings=64, type_vocab_size=2)
+    (root / "bert_config.json").write_text(json.dumps(config))
+    prefixes = {}
+    for kind, task_model in (("encoder", modeling.BertModel), ("classifier", lambda c: modeling.BertClassifierModel(c, 3)),
+                             ("squad", modeling.BertSquadModel)):
+        tf.keras.utils.set_random_seed(7)
+        model = modeling.build_model(task_model(modeling.BertConfig.from_dict(config)))
+        variables = original_names.original_variables(model)
+        ffn = [name for name in variables if BERT_PARAMETER_GROUPS.group_of(name)[0] == "ffn"]
+        seeded_init.initialize(model, SEED, ffn)  # the frozen FFN's values: its seed draws them
+        prefix = str(root / kind / "model.ckpt-3")
+        modeling.save_checkpoint(model, prefix, omit=ffn)
+        seeded_values.write_manifest(prefix, seeded_values.manifest(variables, ffn, SEED, model.initializer_of))
+        prefixes[kind] = prefix
+    return root, prefixes, ffn
+
+
+def _export(setup, kind, save_frozen, **values):
+    root, prefixes, _ = setup
+    options = dict(bert_config_file=str(root / "bert_config.json"), vocab_file=str(root / "vocab.txt"),
+                   export_dir=str(root / "exports" / ("%s-%s" % (kind, save_frozen))), max_seq_length=16,
+                   export_type=kind, init_checkpoint=prefixes[kind], save_frozen=save_frozen, max_query_length=5,
+                   doc_stride=4)
+    if kind == "classifier":
+        options["task_name"] = "mnli"
+    options.update(values)
+    return export_model.run(ExportModelOptions(**options))
+
+
+@pytest.fixture(scope="module")
+def exports(setup):
+    """{kind: (seed export, full export)}."""
+    return {kind: (_export(setup, kind, "seed"), _export(setup, kind, "values"))
+            for kind in ("encoder", "classifier", "squad")}
+
+
+def _call(calls):
+    result = subprocess.run([sys.executable, "-I", LOADER, json.dumps(calls)], capture_output=True, text=True,
+                            timeout=300, check=False, cwd="/")
+    assert result.returncode == 0, result.stderr[-3000:]
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def test_outputs_are_bitwise_the_full_exports_in_a_process_without_the_project(exports):
+    inputs = dict(encoder=dict(text_a=TEXTS, text_b=TEXTS[::-1]), classifier=dict(text_a=TEXTS, text_b=TEXTS[::-1]),
+                  squad=dict(question=TEXTS, context=TEXTS[::-1]))
+    calls = []
+    for kind, paths in exports.items():
+        signature = "serving_default"
+        if kind == "encoder":  # text in, both outputs of the encoder
+            signature = "preprocess_pair"
+        calls += [dict(path=path, signature=signature, inputs=inputs[kind]) for path in paths]
+    results = _call(calls)
+    for index, kind in enumerate(exports):
+        seed_export, full_export = results[2 * index], results[2 * index + 1]
+        assert seed_export["project_modules"] == []
+        assert seed_export["outputs"] == full_export["outputs"], kind  # bitwise: the same floats, as JSON
+
+
+def test_encoder_outputs_bitwise_from_ids(exports, setup):
+    seed_path, full_path = exports["encoder"]
+    ids = dict(input_word_ids=[[2, 5, 6, 7, 3] + [0] * 11], input_mask=[[1] * 5 + [0] * 11],
+               input_type_ids=[[0] * 16])
+    seed_out, full_out = _call([dict(path=path, signature="serving_default", inputs=ids)
+                                for path in (seed_path, full_path)])
+    assert seed_out["outputs"] == full_out["outputs"]
+    assert np.abs(np.array(seed_out["outputs"]["sequence_output"])).sum() > 0
+
+
+def test_the_frozen_weights_are_off_the_disk(exports, setup):
+    _, _, ffn = setup
+    assert len(ffn) == 12  # 2 layers: the intermediate and output dense layers, the output LayerNorm
+    for kind, (seed_path, full_path) in exports.items():
+        stored, all_stored = (
+            [name for name, _ in tf.train.list_variables(os.path.join(path, "variables", "variables"))
+             if name.endswith("VARIABLE_VALUE")] for path in (seed_path, full_path))
+        assert len(all_stored) - len(stored) == len(ffn), kind
+        saved, full = _variables_bytes(seed_path), _variables_bytes(full_path)
+        # 2 layers x (32x64 + 64 + 64x32 + 32 + 2x32) float32: 33,792 bytes fewer (and a smaller object graph)
+        assert full - saved == pytest.approx(4 * 2 * (32 * 64 + 64 + 64 * 32 + 32 + 2 * 32), abs=2048), kind
+
+
+def test_tensorflow_1s_loader_restores_and_draws_as_tf_serving_does(exports):
+    seed_path, full_path = exports["classifier"]
+    outputs = []
+    for path in (seed_path, full_path):
+        with tf.compat.v1.Session(graph=tf.Graph()) as session:
+            meta_graph = tf.compat.v1.saved_model.loader.load(session, ["serve"], path)
+            signature = meta_graph.signature_def["serving_default"]
+            outputs.append(session.run(signature.outputs["logits"].name, {
+                signature.inputs["text_a"].name: TEXTS, signature.inputs["text_b"].name: TEXTS[::-1]}))
+    np.testing.assert_array_equal(outputs[0], outputs[1])
+
+
+def test_a_weight_drawn_differently_at_load_is_refused_naming_it_and_its_group(setup, monkeypatch):
+    # As a TensorFlow whose generator draws other bits than the exporter's: the fingerprints differ.
+    real_init = regenerated.RegeneratedWeight.__init__
+
+    def other_fingerprint(self, *args, **kwargs):
+        real_init(self, *args, **kwargs)
+        self._expected = self._expected ^ 1  # pylint: disable=protected-access
+
+    monkeypatch.setattr(regenerated.RegeneratedWeight, "__init__", other_fingerprint)
+    path = _export(setup, "encoder", "seed", export_dir=str(setup[0] / "exports" / "changed"))
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"The frozen weight bert/encoder/layer_0/intermediate/"
+                                                             r"dense/bias \(group ffn:0\), drawn from its seed at load, "
+                                                             r"differs from the one exported"):
+        tf.saved_model.load(path)
+
+
+def test_a_damaged_manifest_is_refused_at_export(setup, tmp_path):
+    root, prefixes, _ = setup
+    prefix = str(tmp_path / "model.ckpt-3")
+    for suffix in (".index", ".data-00000-of-00001"):
+        tf.io.gfile.copy(prefixes["encoder"] + suffix, prefix + suffix)
+    manifest = seeded_values.read_manifest(prefixes["encoder"])
+    manifest["variables"]["bert/encoder/layer_1/output/dense/kernel"]["sha256"] = "0" * 64
+    seeded_values.write_manifest(prefix, manifest)
+    # Refused when the checkpoint is loaded, before anything is exported.
+    with pytest.raises(ValueError, match=r"Regenerating frozen variable bert/encoder/layer_1/output/dense/kernel "
+                                         r"from seed 12345 \(manifest .*model.ckpt-3.frozen.json\) gives a different "
+                                         r"tensor: checksum [0-9a-f]{16}, manifest says 0000000000000000"):
+        _export(setup, "encoder", "seed", init_checkpoint=prefix)
+
+
+def test_save_frozen_defaults_to_the_checkpoints_way_and_seed_needs_a_manifest(setup, tmp_path):
+    root, prefixes, _ = setup
+    default = _export(setup, "encoder", None, export_dir=str(tmp_path / "default"))
+    assert _variables_bytes(default) == _variables_bytes(_export(setup, "encoder", "seed",
+                                                                 export_dir=str(tmp_path / "seed")))
+    prefix = str(tmp_path / "plain" / "model.ckpt-3")
+    tf.keras.utils.set_random_seed(7)
+    modeling.save_checkpoint(modeling.build_model(modeling.BertModel(
+        modeling.BertConfig.from_json_file(str(root / "bert_config.json")))), prefix)
+    with pytest.raises(ValueError, match=r"--save_frozen=seed: checkpoint .*plain/model.ckpt-3 has no seed manifest"):
+        _export(setup, "encoder", "seed", init_checkpoint=prefix)
