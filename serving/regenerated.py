@@ -123,9 +123,9 @@ def from_manifest(variables, manifest, group_of, checkpoint_prefix=""):
       checkpoint_prefix: the checkpoint the manifest belongs to, for messages.
 
     Raises:
-      ValueError: naming the weight and its group, when the model has no such
-        variable, or when the weight drawn as the SavedModel will draw it differs
-        from the manifest's sha256 or from the model's loaded value.
+      ValueError: naming the weight, when the weight its seed draws differs from the
+        manifest's sha256 (seeded_values.regenerate) or, with its group, from the
+        model's loaded value.
     """
     pairs = []
     export_id = uuid.uuid4().hex
@@ -134,17 +134,12 @@ def from_manifest(variables, manifest, group_of, checkpoint_prefix=""):
             continue  # the task's head of another model (a pre-training checkpoint's): not exported
         spec = seeded_values.variable_spec(manifest, name, checkpoint_prefix)
         entry = variables[name]
-        drawn = draw(name, spec, manifest["random_seed"], entry.variable.shape).numpy()
-        if seeded_values.checksum(entry.to_original(drawn)) != spec["sha256"]:
-            raise ValueError(
-                "The frozen weight %s (group %s) drawn from seed %d differs from the sha256 of manifest %s: a "
-                "different random generator (%s) or a damaged manifest. Export with --save_frozen=full to store "
-                "it." % (name, group_of(name), manifest["random_seed"], checkpoint_prefix + seeded_values.MANIFEST_SUFFIX,
-                         seeded_values.GENERATOR))
+        # The manifest's own check (its sha256), with the generator the graph uses (seeded_tensor).
+        drawn = entry.from_original(seeded_values.regenerate(manifest, name, checkpoint_prefix))
         if not np.array_equal(drawn, entry.variable.numpy()):
             raise ValueError(
                 "The frozen weight %s (group %s) of the model is not the one its seed draws: it was not loaded from "
-                "this checkpoint's seed, or changed since. Export with --save_frozen=full to store it."
+                "this checkpoint's seed, or changed since. Export with --save_frozen=values to store it."
                 % (name, group_of(name)))
         pairs.append((entry.variable, RegeneratedWeight(name, group_of(name), spec, manifest["random_seed"],
                                                         entry.variable.shape, fingerprint(drawn).numpy(), export_id)))
