@@ -137,13 +137,19 @@ def test_set_up_leaves_frozen_variables_out_of_the_optimizer(tmp_path):
 
 
 def test_compiled_steps_match_a_hand_written_training_step(tmp_path):
+    # BERT's Adam has no bias correction: after one step sqrt(v) is 0.03 |g|, so where |g| is near
+    # epsilon / 0.03 (3e-5) the update swings by up to 250 times the gradient's own rounding, which
+    # differs between graph and eager kernels (and between CPUs). Epsilon 1e-3 bounds that gain by 1
+    # here, so the comparison measures the loop, not Adam's conditioning at one weight in thousands.
     trainer = _trainer(tmp_path, freeze="ffn:1")
+    trainer.optimizer.epsilon = 1e-3
     before = _values(trainer.model)
     losses = trainer.run_steps(3)
     assert trainer.step == 3
 
     # The same three steps, eagerly, on a twin: same seed, same batches, same optimizer.
     twin = _trainer(tmp_path / "twin", freeze="ffn:1")
+    twin.optimizer.epsilon = 1e-3
     task, dataset = _task(), iter(_task().make_dataset(4, None))
     expected_losses = []
     for _ in range(3):
@@ -156,8 +162,7 @@ def test_compiled_steps_match_a_hand_written_training_step(tmp_path):
     np.testing.assert_allclose(losses, [np.mean(expected_losses)], rtol=1e-5)
     after, reference = _values(trainer.model), _values(twin.model)
     for name in after:
-        # Adam divides by sqrt(v): where a gradient is near zero, float summation order (graph
-        # vs eager, thread count) moves the update by ~1e-6; 1e-5 is 0.1% of a step at lr 1e-2.
+        # 1e-5 is 0.1% of a step at lr 1e-2.
         np.testing.assert_allclose(after[name], reference[name], rtol=1e-5, atol=1e-5, err_msg=name)
         if name.startswith("bert/encoder/layer_1/intermediate/") or name.startswith("bert/encoder/layer_1/output/"):
             np.testing.assert_array_equal(after[name], before[name], err_msg=name)
