@@ -2,7 +2,7 @@
 
 A two-layer BERT of hidden 32 whose feed-forward layers hold their seeded
 random values (as --freeze=ffn --reinit=ffn leaves them), checkpointed with
---save_frozen=seed's manifest, is exported twice by export_model.py: with
+--save_frozen=seed's manifest (modeling/testing/frozen_exports.py), is exported twice by export_model.py: with
 --save_frozen=seed and with --save_frozen=values. Both are loaded by
 TensorFlow alone (`python -I`, serving/testing/call_saved_model.py) and by
 TensorFlow 1's loader, which runs the restore and initialisation ops as TF
@@ -19,16 +19,11 @@ import pytest
 import tensorflow as tf
 
 import modeling
-from checkpoints import original_names, seeded_init
 from freezing import seeded_values
-from modeling import export_model
-from modeling.export_model import ExportModelOptions
-from modeling.parameter_groups import BERT_PARAMETER_GROUPS
 from serving import regenerated
+from modeling.testing import frozen_exports
 
-WORDS = ["the", "cat", "dog", "sat", "on", "a", "mat", "where", "is", "gold", ",", "."]
 TEXTS = ["the cat sat on a mat.", "where is the gold", "a dog , a cat"]
-SEED = 12345
 LOADER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "testing", "call_saved_model.py")
 
 
@@ -39,38 +34,15 @@ def _variables_bytes(path):
 
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory):
-    """Files, the encoder and classifier checkpoints (frozen FFN saved by seed), and their FFN names."""
+    """Files, the encoder, classifier and squad checkpoints (frozen FFN saved by seed), and their FFN names."""
     root = tmp_path_factory.mktemp("regenerated")
-    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + WORDS
-    (root / "vocab.txt").write_text("\n".join(vocab) + "\n")
-    config = dict(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2, num_attention_heads=4, head_size=12,
-                  intermediate_size=64, max_position_embeddings=64, type_vocab_size=2)
-    (root / "bert_config.json").write_text(json.dumps(config))
-    prefixes = {}
-    for kind, task_model in (("encoder", modeling.BertModel), ("classifier", lambda c: modeling.BertClassifierModel(c, 3)),
-                             ("squad", modeling.BertSquadModel)):
-        tf.keras.utils.set_random_seed(7)
-        model = modeling.build_model(task_model(modeling.BertConfig.from_dict(config)))
-        variables = original_names.original_variables(model)
-        ffn = [name for name in variables if BERT_PARAMETER_GROUPS.group_of(name)[0] == "ffn"]
-        seeded_init.initialize(model, SEED, ffn)  # the frozen FFN's values: its seed draws them
-        prefix = str(root / kind / "model.ckpt-3")
-        modeling.save_checkpoint(model, prefix, omit=ffn)
-        seeded_values.write_manifest(prefix, seeded_values.manifest(variables, ffn, SEED, model.initializer_of))
-        prefixes[kind] = prefix
+    prefixes, ffn = frozen_exports.write_checkpoints(root)
     return root, prefixes, ffn
 
 
 def _export(setup, kind, save_frozen, **values):
     root, prefixes, _ = setup
-    options = dict(bert_config_file=str(root / "bert_config.json"), vocab_file=str(root / "vocab.txt"),
-                   export_dir=str(root / "exports" / ("%s-%s" % (kind, save_frozen))), max_seq_length=16,
-                   export_type=kind, init_checkpoint=prefixes[kind], save_frozen=save_frozen, max_query_length=5,
-                   doc_stride=4)
-    if kind == "classifier":
-        options["task_name"] = "mnli"
-    options.update(values)
-    return export_model.run(ExportModelOptions(**options))
+    return frozen_exports.export(root, values.pop("init_checkpoint", prefixes[kind]), kind, save_frozen, **values)
 
 
 @pytest.fixture(scope="module")
@@ -124,6 +96,38 @@ def test_the_frozen_weights_are_off_the_disk(exports, setup):
         saved, full = _variables_bytes(seed_path), _variables_bytes(full_path)
         # 2 layers x (32x64 + 64 + 64x32 + 32 + 2x32) float32: 33,792 bytes fewer (and a smaller object graph)
         assert full - saved == pytest.approx(4 * 2 * (32 * 64 + 64 + 64 * 32 + 32 + 2 * 32), abs=2048), kind
+
+
+def test_seeded_exports_loaded_side_by_side_keep_their_weights_apart(exports, tmp_path):
+    # Another checkpoint whose FFN another seed drew: the same weight names, other values.
+    other_prefixes, _ = frozen_exports.write_checkpoints(tmp_path, kinds=["classifier"], seed=999)
+    other_path = frozen_exports.export(tmp_path, other_prefixes["classifier"], "classifier", "seed")
+    seed_path, _ = exports["classifier"]
+
+    def logits(model):
+        return model.signatures["serving_default"](text_a=tf.constant(TEXTS), text_b=tf.constant(TEXTS[::-1]))[
+            "logits"].numpy()
+
+    first = tf.saved_model.load(seed_path)
+    before = logits(first)
+    other, again = tf.saved_model.load(other_path), tf.saved_model.load(seed_path)  # loaded after the first
+    np.testing.assert_array_equal(logits(first), before)
+    np.testing.assert_array_equal(logits(again), before)
+    other_logits = logits(other)
+    assert not np.array_equal(other_logits, before)
+
+    # Into one graph and session (TensorFlow 1's loader, each under a scope of its own): resources are
+    # shared by name there, so each export's names must be its own.
+    with tf.compat.v1.Session(graph=tf.Graph()) as session:
+        fetches = []
+        for scope, path in (("first", seed_path), ("other", other_path)):
+            signature = tf.compat.v1.saved_model.loader.load(session, ["serve"], path, import_scope=scope)\
+                .signature_def["serving_default"]
+            fetches.append((scope + "/" + signature.outputs["logits"].name,
+                            {scope + "/" + signature.inputs[key].name: texts
+                             for key, texts in (("text_a", TEXTS), ("text_b", TEXTS[::-1]))}))
+        np.testing.assert_array_equal(session.run(fetches[0][0], fetches[0][1]), before)
+        np.testing.assert_array_equal(session.run(fetches[1][0], fetches[1][1]), other_logits)
 
 
 def test_tensorflow_1s_loader_restores_and_draws_as_tf_serving_does(exports):
