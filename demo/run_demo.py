@@ -10,8 +10,11 @@
 4. run_squad.py on the SQuAD 1.1-format task, beside probe_attention_rank.py:
    the rank of every head's attention logits on passages of increasing
    length (Bhojanapalli et al. 2020: it cannot exceed the head size, 32);
-5. both exported SavedModels asked from a process that imports only
-   TensorFlow and tensorflow-text (demo/ask_saved_model.py);
+5. the frozen run exported twice: its frozen weights drawn from the seed at
+   load (--save_frozen=seed), and stored in full (export_model.py
+   --save_frozen=values); all the SavedModels asked from a process that
+   imports only TensorFlow and tensorflow-text (demo/ask_saved_model.py),
+   which compares the two frozen exports: size, load time, outputs bit for bit;
 6. each score beside the score of a guess (majority class, a random word),
    the frozen run beside the full one, the probe's verdict and plot, and the
    command of every paper table.
@@ -56,6 +59,11 @@ def frozen_run_dir(out):
     return os.path.join(out, "mnli_freeze_" + FLAGS.freeze_preset.replace(",", "_"))
 
 
+def export_dirs(out):
+    """--export_dir of each SavedModel, by name: the frozen run's twice (drawn at load, stored in full)."""
+    return {name: os.path.join(out, "exports", name) for name in ("mnli", "squad", "mnli_frozen", "mnli_frozen_full")}
+
+
 def fine_tunings(out, bert_dir, data, dtype):
     """The command lines of steps 3 and 4 (module docstring), by name."""
     common = dict(vocab_file=os.path.join(bert_dir, "vocab.txt"),
@@ -66,6 +74,7 @@ def fine_tunings(out, bert_dir, data, dtype):
                       max_seq_length=CLASSIFIER_SEQ_LENGTH, train_batch_size=32, eval_batch_size=32,
                       num_train_epochs=FLAGS.classifier_epochs, **common)
     preset = FLAGS.freeze_preset
+    exports = export_dirs(out)
     squad = dict(train_file=os.path.join(data["squad"], "train-v1.1.json"),
                  predict_file=os.path.join(data["squad"], "dev-v1.1.json"), output_dir=os.path.join(out, "squad"),
                  do_train=True, do_predict=True, max_seq_length=SQUAD_SEQ_LENGTH, doc_stride=64,
@@ -74,11 +83,21 @@ def fine_tunings(out, bert_dir, data, dtype):
     return {
         "mnli": commands.python("run_classifier.py", **dict(
             classifier, output_dir=os.path.join(out, "mnli"), do_predict=True, predict_batch_size=32,
-            export_dir=os.path.join(out, "exports", "mnli"))),
+            export_dir=exports["mnli"])),
         "mnli_frozen": commands.python("run_classifier.py", **dict(
-            classifier, output_dir=frozen_run_dir(out), freeze=preset, reinit=preset, save_frozen="seed")),
-        "squad": commands.python("run_squad.py", **dict(squad, export_dir=os.path.join(out, "exports", "squad"))),
+            classifier, output_dir=frozen_run_dir(out), freeze=preset, reinit=preset, save_frozen="seed",
+            export_dir=exports["mnli_frozen"])),
+        "squad": commands.python("run_squad.py", **dict(squad, export_dir=exports["squad"])),
     }
+
+
+def full_export_command(out, bert_dir):
+    """export_model.py: the frozen run's checkpoint with every weight stored, beside its seeded export."""
+    return commands.python(
+        "export_model.py", export_type="classifier", task_name="MNLI", init_checkpoint=frozen_run_dir(out),
+        bert_config_file=os.path.join(bert_dir, "bert_config.json"), vocab_file=os.path.join(bert_dir, "vocab.txt"),
+        do_lower_case=True, max_seq_length=CLASSIFIER_SEQ_LENGTH, save_frozen="values",
+        export_dir=export_dirs(out)["mnli_frozen_full"])
 
 
 def probe_command(out, bert_dir, passages_file):
@@ -94,6 +113,7 @@ def probe_command(out, bert_dir, passages_file):
 
 def serving_requests(out, data):
     """Three dev questions and three dev pairs for the SavedModels; returns the requests file."""
+    exports = {name: os.path.join(path, "1") for name, path in export_dirs(out).items()}
     with open(os.path.join(data["squad"], "dev-v1.1.json"), encoding="utf-8") as f:
         dev = json.load(f)
     questions = [dict(question=qa["question"], context=paragraph["context"], gold=qa["answers"][0]["text"])
@@ -103,8 +123,10 @@ def serving_requests(out, data):
     pairs = [dict(premise=row[8], hypothesis=row[9], gold=row[-1]) for row in rows[:3]]
     path = os.path.join(out, "serving_requests.json")
     with open(path, "w", encoding="utf-8") as f:
-        json.dump(dict(squad=dict(export=os.path.join(out, "exports", "squad", "1"), questions=questions),
-                       mnli=dict(export=os.path.join(out, "exports", "mnli", "1"), pairs=pairs)), f, indent=2)
+        json.dump(dict(squad=dict(export=exports["squad"], questions=questions),
+                       mnli=dict(export=exports["mnli"], pairs=pairs),
+                       frozen=dict(seed=exports["mnli_frozen"], full=exports["mnli_frozen_full"], pairs=pairs)),
+                  f, indent=2)
     return path
 
 
@@ -162,7 +184,8 @@ def print_freezing(out, majority):
                                                         "majority class")))
     print("  %-28s %22s  %8.3f  %8.3f" % ("majority class", "", *rates))
     print("  Its %.1fM frozen parameters are stored as their seed (--save_frozen=seed: %s.frozen.json); every "
-          "loader redraws them and checks their sha256." % (rows[1][1]["frozen"] / 1e6, latest))
+          "loader redraws them and checks their sha256, and its SavedModel draws them when loaded (above)."
+          % (rows[1][1]["frozen"] / 1e6, latest))
 
 
 def print_probe(out, bert_dir):
@@ -241,6 +264,8 @@ def main(_):
         commands.run_together([(runs["squad"], os.path.join(out, "run_squad.log")),
                                (probe_command(out, bert_dir, passages_file),
                                 os.path.join(out, "probe_attention_rank.log"))])
+    with stages.stage("export_model.py: the frozen run with every weight stored"):
+        commands.run(full_export_command(out, bert_dir), os.path.join(out, "export_model_full.log"))
     with stages.stage("ask the SavedModels"):
         answers = commands.run([sys.executable, "-I", os.path.join(ROOT, "demo", "ask_saved_model.py"),
                                 serving_requests(out, data)], os.path.join(out, "ask_saved_model.log"))
