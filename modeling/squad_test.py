@@ -8,7 +8,7 @@ import tensorflow as tf
 
 from official.nlp.tools import squad_evaluate_v2_0
 
-from modeling import squad
+from modeling import export_model, squad
 from modeling.parameter_groups import BERT_PARAMETER_GROUPS
 from modeling.squad import SquadOptions
 from training.testing import xla_comparison
@@ -155,3 +155,25 @@ def test_xla_compiled_steps_fine_tune_as_the_plain_steps(files, tmp_path):
     # The span output's bias stays within ~1e-5 of 0 here: compared at that absolute tolerance.
     assert xla_comparison.assert_trains_alike(tmp_path / "False", tmp_path / "True", last - 2, last, frozen,
                                               atol=1e-5) > 10
+
+
+def test_export_dir_with_save_frozen_seed_draws_the_frozen_random_ffn_at_load(files, tmp_path):
+    output = tmp_path / "frozen"
+    outcome = squad.run(_options(files, output, freeze="ffn", save_frozen="seed", num_train_epochs=0.5,
+                                 do_predict=False, export_dir=str(tmp_path / "seed")))
+    # The same checkpoint with every variable stored, by export_model.py.
+    full = export_model.run(export_model.ExportModelOptions(
+        export_type="squad", bert_config_file=str(files / "bert_config.json"), vocab_file=str(files / "vocab.txt"),
+        init_checkpoint=str(output), export_dir=str(tmp_path / "full"), max_seq_length=24, doc_stride=8,
+        max_query_length=6, version_2_with_negative=True, save_frozen="values"))
+    dev = json.loads((files / "dev.json").read_text())
+    pairs = [(qa["question"], p["context"]) for a in dev["data"][:6] for p in a["paragraphs"] for qa in p["qas"]]
+    inputs = dict(question=tf.constant([q for q, _ in pairs]), context=tf.constant([c for _, c in pairs]))
+    answers = [tf.saved_model.load(path).signatures["serving_default"](**inputs)
+               for path in (outcome["export"], full)]
+    for key in ("score", "start_char", "end_char"):
+        np.testing.assert_array_equal(answers[0][key].numpy(), answers[1][key].numpy(), err_msg=key)
+    assert answers[0]["answer"].numpy().tolist() == answers[1]["answer"].numpy().tolist()
+    stored = [len([name for name, _ in tf.train.list_variables(path + "/variables/variables")
+                   if name.endswith("VARIABLE_VALUE")]) for path in (outcome["export"], full)]
+    assert stored[1] - stored[0] == 2 * 6  # 2 layers' FFN, its LayerNorm included
