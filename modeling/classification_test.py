@@ -1,6 +1,7 @@
 """run_classifier's run on tiny GLUE-format data: training, eval files, submission files."""
 
 import json
+import os
 import re
 import shutil
 
@@ -145,7 +146,16 @@ def test_initialises_from_run_pretraining_output_and_honours_freeze(glue, tmp_pa
     output = tmp_path / "finetuned"
     classification.run(_options(glue, output, init_checkpoint=str(pretrained / "model.ckpt-2"),
                                 freeze="embeddings,attention:0", num_train_epochs=1.0,
-                                do_predict=False))
+                                do_predict=False, save_frozen="seed", export_dir=str(tmp_path / "export")))
+    # Frozen at pre-trained values, drawn by no seed: the checkpoint has no manifest and the SavedModel stores
+    # them, as export_model.py --save_frozen=values does.
+    latest = tf.train.latest_checkpoint(str(output))
+    assert not os.path.exists(latest + ".frozen.json")
+    full = export_model.run(export_model.ExportModelOptions(
+        bert_config_file=str(glue / "bert_config.json"), vocab_file=str(glue / "vocab.txt"), task_name="MNLI",
+        init_checkpoint=str(output), export_dir=str(tmp_path / "full"), max_seq_length=24, save_frozen="values"))
+    stored = [tf.train.list_variables(path + "/variables/variables") for path in (str(tmp_path / "export" / "1"), full)]
+    assert stored[0] == stored[1]
     before = tf.train.load_checkpoint(str(pretrained / "model.ckpt-2"))
     after = tf.train.load_checkpoint(tf.train.latest_checkpoint(str(output)))
     for name in ("bert/embeddings/word_embeddings", "bert/encoder/layer_0/attention/self/query/kernel"):

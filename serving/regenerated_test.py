@@ -130,6 +130,20 @@ def test_seeded_exports_loaded_side_by_side_keep_their_weights_apart(exports, tm
         np.testing.assert_array_equal(session.run(fetches[1][0], fetches[1][1]), other_logits)
 
 
+def test_any_groups_drawn_from_the_seed_embeddings_and_attention(tmp_path):
+    prefixes, frozen = frozen_exports.write_checkpoints(tmp_path, kinds=["encoder"], groups=("embeddings", "attention"))
+    assert len(frozen) == 5 + 2 * 10  # 3 tables, LayerNorm (2); per layer Q, K, V, output (kernel, bias), LayerNorm
+    seed_path, full_path = (frozen_exports.export(tmp_path, prefixes["encoder"], "encoder", save_frozen)
+                            for save_frozen in ("seed", "values"))
+    ids = dict(input_word_ids=tf.constant([[2, 5, 6, 7, 3] + [0] * 11]), input_mask=tf.constant([[1] * 5 + [0] * 11]),
+               input_type_ids=tf.zeros([1, 16], tf.int32))
+    outputs = [tf.saved_model.load(path).signatures["serving_default"](**ids) for path in (seed_path, full_path)]
+    for key in ("pooled_output", "sequence_output"):
+        np.testing.assert_array_equal(outputs[0][key].numpy(), outputs[1][key].numpy(), err_msg=key)
+    stored = [len(tf.train.list_variables(os.path.join(path, "variables", "variables"))) for path in (seed_path, full_path)]
+    assert stored[1] - stored[0] == len(frozen)
+
+
 def test_tensorflow_1s_loader_restores_and_draws_as_tf_serving_does(exports):
     seed_path, full_path = exports["classifier"]
     outputs = []

@@ -1,8 +1,8 @@
-"""Tiny BERT checkpoints with a frozen random FFN saved as its seed, and their exports, for tests.
+"""Tiny BERT checkpoints with frozen random groups saved as their seed, and their exports, for tests.
 
-A two-layer BERT of hidden 32 (head_size 12) whose feed-forward layers hold
-their seeded random values, as --freeze=ffn --reinit=ffn leaves them, is
-checkpointed with --save_frozen=seed's manifest, once per model kind:
+A two-layer BERT of hidden 32 (head_size 12) whose feed-forward layers (or
+other groups) hold their seeded random values, as --freeze=ffn --reinit=ffn
+leaves them, is checkpointed with --save_frozen=seed's manifest, once per model kind:
 encoder, classifier (3 labels, MNLI's) and squad.
 """
 
@@ -22,12 +22,12 @@ SEED = 12345
 KINDS = ("encoder", "classifier", "squad")
 
 
-def write_checkpoints(root, kinds=KINDS, seed=SEED):
+def write_checkpoints(root, kinds=KINDS, seed=SEED, groups=("ffn",)):
     """Writes root/vocab.txt, root/bert_config.json and root/<kind>/model.ckpt-3 (+ .frozen.json) of each kind,
-    the FFN drawn from `seed`.
+    the parameter groups `groups` (of every layer) drawn from `seed`.
 
     Returns:
-      ({kind: checkpoint prefix}, [the frozen FFN's original names]).
+      ({kind: checkpoint prefix}, [the frozen weights' original names]).
     """
     vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + WORDS
     (root / "vocab.txt").write_text("\n".join(vocab) + "\n")
@@ -41,13 +41,13 @@ def write_checkpoints(root, kinds=KINDS, seed=SEED):
         tf.keras.utils.set_random_seed(7)
         model = modeling.build_model(task_models[kind](modeling.BertConfig.from_dict(config)))
         variables = original_names.original_variables(model)
-        ffn = [name for name in variables if BERT_PARAMETER_GROUPS.group_of(name)[0] == "ffn"]
-        seeded_init.initialize(model, seed, ffn)  # the frozen FFN's values: its seed draws them
+        frozen = [name for name in variables if BERT_PARAMETER_GROUPS.group_of(name)[0] in groups]
+        seeded_init.initialize(model, seed, frozen)  # the frozen groups' values: their seed draws them
         prefix = str(root / kind / "model.ckpt-3")
-        modeling.save_checkpoint(model, prefix, omit=ffn)
-        seeded_values.write_manifest(prefix, seeded_values.manifest(variables, ffn, seed, model.initializer_of))
+        modeling.save_checkpoint(model, prefix, omit=frozen)
+        seeded_values.write_manifest(prefix, seeded_values.manifest(variables, frozen, seed, model.initializer_of))
         prefixes[kind] = prefix
-    return prefixes, ffn
+    return prefixes, frozen
 
 
 def export(root, prefix, kind, save_frozen, **values):
