@@ -126,7 +126,8 @@ class Freezer:
         """With --save_frozen=seed, how to regenerate what checkpoints omit; else None."""
         if self.options.save_frozen != "seed" or not plan.regenerable:
             return None
-        return seeded_values.manifest(variables, plan.regenerable, self.options.random_seed, self.initializer_of)
+        return seeded_values.manifest(variables, plan.regenerable, self.options.random_seed, self.initializer_of,
+                                      self.groups.label)
 
     def recorded_flags(self):
         options = self.options

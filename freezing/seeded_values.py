@@ -76,8 +76,11 @@ def assign_seeded(variables, names, seed, initializer_of):
         entry.variable.assign(entry.from_original(value))
 
 
-def manifest(variables, names, seed, initializer_of):
-    """How to regenerate `names` (at their current values) of a {name: OriginalVariable} map."""
+def manifest(variables, names, seed, initializer_of, label_of=None):
+    """How to regenerate `names` (at their current values) of a {name: OriginalVariable} map.
+
+    label_of: name -> its parameter group as --freeze selects it ("ffn:3"), recorded for messages.
+    """
     described = {}
     for name in names:
         entry = variables[name]
@@ -85,6 +88,8 @@ def manifest(variables, names, seed, initializer_of):
         value = entry.to_original(entry.variable.numpy())
         described[name] = {"initializer": kind, SCALE_FIELD.get(kind, "stddev"): scale, "shape": list(entry.shape),
                            "sha256": checksum(value)}
+        if label_of is not None:
+            described[name]["group"] = label_of(name)
     return {"random_seed": seed, "generator": GENERATOR, "variables": described}
 
 
@@ -184,10 +189,11 @@ def regenerate(content, name, path=""):
     value = seeded_value(name, tuple(spec["shape"]), kind, spec.get(SCALE_FIELD.get(kind, "stddev")),
                          content["random_seed"])
     if checksum(value) != spec["sha256"]:
+        group = " (group %s)" % spec["group"] if isinstance(spec.get("group"), str) else ""
         raise ValueError(
-            "Regenerating frozen variable %s from seed %d (manifest %s) gives a different "
+            "Regenerating frozen variable %s%s from seed %d (manifest %s) gives a different "
             "tensor: checksum %s, manifest says %s. The checkpoint needs the same random "
-            "generator (%s)." % (name, content["random_seed"], path + MANIFEST_SUFFIX,
+            "generator (%s)." % (name, group, content["random_seed"], path + MANIFEST_SUFFIX,
                                  checksum(value)[:16], spec["sha256"][:16], GENERATOR)
         )
     return value

@@ -64,6 +64,13 @@ class ParameterGroups:
         group, _, layer = self.locate(name)
         return group, layer
 
+    def label(self, name):
+        """A variable's group as --freeze selects it: "embeddings", "ffn:3", "attention:decoder:1"."""
+        group, stack, layer = self.locate(name)
+        if layer is None:
+            return group
+        return "%s:%s:%d" % (group, stack, layer) if stack else "%s:%d" % (group, layer)
+
     def parse_selectors(self, text, flag="--freeze", num_layers=None):
         """Parses and checks a selector string before any model exists.
 
@@ -172,12 +179,11 @@ class ParameterGroups:
         groups = collections.OrderedDict((g, bucket()) for g in self.groups)
         layers = collections.OrderedDict()
         for name, size in sizes.items():
-            group, stack, layer = self.locate(name)
+            group, _, layer = self.locate(name)
             state = "frozen" if name in frozen else "trainable"
             targets = [groups[group]]
             if layer is not None:
-                key = "%s:%s:%d" % (group, stack, layer) if stack else "%s:%d" % (group, layer)
-                targets.append(layers.setdefault(key, bucket()))
+                targets.append(layers.setdefault(self.label(name), bucket()))
             for target in targets:
                 target["parameters"] += size
                 target[state] += size

@@ -19,6 +19,7 @@ def test_groups_come_from_the_table():
     assert TOY.layered == ("attention", "ffn")
     assert TOY.group_of("decoder/block_1/feed_forward/w1") == ("ffn", 1)
     assert TOY.group_of("output_bias") == ("embeddings", None)
+    assert [TOY.label(name) for name in NAMES[:3]] == ["embeddings", "attention:0", "ffn:0"]
     with pytest.raises(ValueError, match="Variable decoder/norm belongs to no parameter group"):
         TOY.group_of("decoder/norm")
 
@@ -61,6 +62,8 @@ def test_stacks_select_by_stack_and_layer_and_report_per_stack():
     def pick(text):
         return STACKED.select(STACKED_NAMES, STACKED.parse_selectors(text, num_layers=layers), num_layers=layers)
     assert STACKED.locate("dec/block_1/ffn/w") == ("ffn", "dec", 1)
+    assert STACKED.label("dec/block_1/ffn/w") == "ffn:dec:1"  # a selector that picks it alone
+    assert pick(STACKED.label("dec/block_1/ffn/w")) == ["dec/block_1/ffn/w"]
     assert pick("attention:enc") == ["enc/block_%d/attention/w" % i for i in range(3)]
     assert pick("ffn:dec:0-1") == ["dec/block_0/ffn/w", "dec/block_1/ffn/w"]
     assert pick("ffn:1") == ["enc/block_1/ffn/w", "dec/block_1/ffn/w"]

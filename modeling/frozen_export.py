@@ -32,14 +32,8 @@ def regeneration(model, checkpoint_prefix, save_frozen):
             "--save_frozen=seed: checkpoint %s has no seed manifest (%s), so none of its weights is known to be "
             "drawn from a seed: train with --freeze, --reinit and --save_frozen=seed, or export with "
             "--save_frozen=values." % (checkpoint_prefix, (checkpoint_prefix or "<checkpoint>") + seeded_values.MANIFEST_SUFFIX))
-    return regenerated.from_manifest(original_names.original_variables(model), manifest, _group_label,
+    return regenerated.from_manifest(original_names.original_variables(model), manifest, BERT_PARAMETER_GROUPS.label,
                                      checkpoint_prefix)
-
-
-def _group_label(name):
-    """A weight's group as --freeze writes it: "ffn:3" (layer 3's feed-forward), "embeddings"."""
-    group, layer = BERT_PARAMETER_GROUPS.group_of(name)
-    return group if layer is None else "%s:%d" % (group, layer)
 
 
 def regeneration_of_run(model, options):

@@ -182,7 +182,7 @@ def test_a_damaged_manifest_is_refused_at_export(setup, tmp_path):
     seeded_values.write_manifest(prefix, manifest)
     # Refused when the checkpoint is loaded, before anything is exported.
     with pytest.raises(ValueError, match=r"Regenerating frozen variable bert/encoder/layer_1/output/dense/kernel "
-                                         r"from seed 12345 \(manifest .*model.ckpt-3.frozen.json\) gives a different "
+                                         r"\(group ffn:1\) from seed 12345 \(manifest .*model.ckpt-3.frozen.json\) gives a different "
                                          r"tensor: checksum [0-9a-f]{16}, manifest says 0000000000000000"):
         _export(setup, "encoder", "seed", init_checkpoint=prefix)
 

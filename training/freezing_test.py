@@ -126,6 +126,9 @@ def test_save_frozen_by_seed_leaves_tensors_out_and_regenerates_them(setup, tmp_
     assert frozen and all(name not in saved for name in frozen)
     assert "bert/embeddings/word_embeddings" in frozen
     assert manifest["random_seed"] == 5
+    # Each entry names its group as --freeze selects it, for messages.
+    assert manifest["variables"]["bert/embeddings/word_embeddings"]["group"] == "embeddings"
+    assert manifest["variables"]["bert/encoder/layer_1/output/dense/kernel"]["group"] == "ffn:1"
 
     # Any loader regenerates and verifies them.
     model = modeling.build_model(modeling.BertPretrainingModel(modeling.BertConfig.from_dict(TINY_CONFIG)))
@@ -162,7 +165,8 @@ def test_save_frozen_by_seed_leaves_tensors_out_and_regenerates_them(setup, tmp_
     content = json.loads(open(path).read())
     content["variables"]["bert/embeddings/word_embeddings"]["sha256"] = "0" * 64
     open(path, "w").write(json.dumps(content))
-    with pytest.raises(ValueError, match="Regenerating frozen variable bert/embeddings/word_embeddings from seed 5"):
+    with pytest.raises(ValueError, match=r"Regenerating frozen variable bert/embeddings/word_embeddings "
+                                         r"\(group embeddings\) from seed 5"):
         modeling.load_checkpoint(model, prefix)
 
 

@@ -45,7 +45,8 @@ def write_checkpoints(root, kinds=KINDS, seed=SEED, groups=("ffn",)):
         seeded_init.initialize(model, seed, frozen)  # the frozen groups' values: their seed draws them
         prefix = str(root / kind / "model.ckpt-3")
         modeling.save_checkpoint(model, prefix, omit=frozen)
-        seeded_values.write_manifest(prefix, seeded_values.manifest(variables, frozen, seed, model.initializer_of))
+        seeded_values.write_manifest(prefix, seeded_values.manifest(variables, frozen, seed, model.initializer_of,
+                                                                      BERT_PARAMETER_GROUPS.label))
         prefixes[kind] = prefix
     return prefixes, frozen
 
