@@ -179,6 +179,17 @@ def test_a_kept_run_is_restored_only_when_the_steps_reading_it_are_too(tmp_path,
     assert os.path.exists(runs / "deep_seed2" / "result.txt")  # kept as it finished
 
 
+def test_a_kept_run_whose_readers_need_only_its_kept_files_is_restored_before_they_run(tmp_path, corpus):
+    runs = tmp_path / "runs"
+    first = _run(tmp_path / "machine1", corpus, runs_dir=str(runs))
+    shutil.rmtree(runs / "ffn_seed2")
+    second = _run(tmp_path / "machine2", corpus, runs_dir=str(runs))
+    # ffn_seed2 reads none_seed1's vocabulary, which is kept: none_seed1 is restored, not run again.
+    assert CALLS == ["ffn_seed2"]
+    assert os.path.exists(tmp_path / "machine2" / "none_seed1" / "result.txt.reused.json")
+    assert second["results"] == first["results"]
+
+
 def test_a_run_reading_a_step_that_kept_nothing_is_checked_through_it(tmp_path, corpus):
     runs = tmp_path / "runs"
     _run(tmp_path / "machine1", corpus, rows="deep/none", runs_dir=str(runs))

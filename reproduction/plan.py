@@ -89,15 +89,23 @@ class Step:
         """The folders the step writes its outputs to."""
         return {os.path.dirname(path) for path in self.outputs}
 
+    def _paths_read_from(self, other):
+        """The paths this step's flags name in folders `other` writes its outputs to."""
+        folders = other.folders()
+        return [part.strip() for name, value in self.flags.items()
+                if name not in _WRITTEN_FLAGS and isinstance(value, str)
+                for part in value.split(",") if _in_folders(part.strip(), folders)]
+
     def reads_from(self, other):
         """Whether a flag of this step names a path in a folder `other` writes its outputs to."""
-        folders = other.folders()
-        for name, value in self.flags.items():
-            if name in _WRITTEN_FLAGS or not isinstance(value, str):
-                continue
-            if any(_in_folders(part.strip(), folders) for part in value.split(",")):
-                return True
-        return False
+        return bool(self._paths_read_from(other))
+
+    def reads_only_kept_files_of(self, other):
+        """Whether every path this step reads from `other` is a file `other` keeps (a learned vocabulary, say),
+        so that `other`'s kept run serves it as well as a run here would; a checkpoint, a folder or a glob
+        is not kept."""
+        kept = {os.path.normpath(path) for path in other.kept_files()}
+        return all(os.path.normpath(path) in kept for path in self._paths_read_from(other))
 
     def inputs(self):
         """What the step's outputs depend on: {flag: value} of its flags, each file one names (comma-separated

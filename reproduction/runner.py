@@ -73,8 +73,9 @@ def _readers(steps):
 def schedule(steps, archive=None):
     """What becomes of each step before any runs: finished, restored from kept runs, left out, or to run.
 
-    A step is restored only if each step that reads from it is finished or
-    restored (its checkpoints are not kept), and left out when it keeps no
+    A step is restored only if each step that reads from it is finished,
+    restored, or reads nothing of it but files it keeps (its checkpoints are
+    not kept; a vocabulary it learned is), and left out when it keeps no
     files and everything that reads it is settled (pre-training records
     whose readers all finished).
 
@@ -91,13 +92,13 @@ def schedule(steps, archive=None):
     if archive is not None:
         archive.produced = produced
     done = {step.name for step in steps if step.is_done()}
-    # Backwards: a step is restored only if each step that reads from it is finished or restored.
+    # Backwards: a step is restored only if each step that reads from it is settled or needs only its kept files.
     restored, left_out = set(), set()
     for step in reversed(steps):
         if step.name in done:
             continue
         settled = all(reader.name in done or reader.name in restored or reader.name in left_out
-                      for reader in readers[step.name])
+                      or reader.reads_only_kept_files_of(step) for reader in readers[step.name])
         if archive is not None and archive.holds_inputs(step):
             archive.check(step)
         if archive is not None and archive.holds(step):
