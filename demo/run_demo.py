@@ -91,13 +91,16 @@ def fine_tunings(out, bert_dir, data, dtype):
     }
 
 
-def full_export_command(out, bert_dir):
-    """export_model.py: the frozen run's checkpoint with every weight stored, beside its seeded export."""
+def full_export_command(out, bert_dir, dtype):
+    """export_model.py: the frozen run's checkpoint with every weight stored, beside its seeded export.
+
+    In the fine-tuning's dtype, as its seeded export computes: the two are compared bit for bit.
+    """
     return commands.python(
         "export_model.py", export_type="classifier", task_name="MNLI", init_checkpoint=frozen_run_dir(out),
         bert_config_file=os.path.join(bert_dir, "bert_config.json"), vocab_file=os.path.join(bert_dir, "vocab.txt"),
         do_lower_case=True, max_seq_length=CLASSIFIER_SEQ_LENGTH, save_frozen="values",
-        export_dir=export_dirs(out)["mnli_frozen_full"])
+        export_dir=export_dirs(out)["mnli_frozen_full"], dtype=dtype)
 
 
 def probe_command(out, bert_dir, passages_file):
@@ -265,7 +268,7 @@ def main(_):
                                (probe_command(out, bert_dir, passages_file),
                                 os.path.join(out, "probe_attention_rank.log"))])
     with stages.stage("export_model.py: the frozen run with every weight stored"):
-        commands.run(full_export_command(out, bert_dir), os.path.join(out, "export_model_full.log"))
+        commands.run(full_export_command(out, bert_dir, dtype), os.path.join(out, "export_model_full.log"))
     with stages.stage("ask the SavedModels"):
         answers = commands.run([sys.executable, "-I", os.path.join(ROOT, "demo", "ask_saved_model.py"),
                                 serving_requests(out, data)], os.path.join(out, "ask_saved_model.log"))

@@ -8,6 +8,7 @@ import shutil
 import numpy as np
 import pytest
 import tensorflow as tf
+import tf_keras
 
 from freezing import seeded_values
 from modeling import classification, export_model, pretraining
@@ -115,15 +116,28 @@ def test_mnli_trains_evaluates_and_writes_submission_files(glue, tmp_path):
     assert "output_weights/adam_m" in shapes
 
 
-def test_export_dir_with_save_frozen_seed_draws_the_frozen_random_ffn_at_load(glue, tmp_path):
+@pytest.fixture
+def float32_afterwards():
+    """A run with --dtype sets the process's Keras policy: put back the float32 the other tests build models in."""
+    yield
+    tf_keras.mixed_precision.set_global_policy("float32")
+
+
+# bfloat16: the fine-tuning's compute dtype where the CPU has native bfloat16 (make demo's default there); the
+# Keras layers then read their variables through AutoCastVariable wrappers, and export_model.py's --dtype makes
+# the full export compute as the seeded one.
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_export_dir_with_save_frozen_seed_draws_the_frozen_random_ffn_at_load(glue, tmp_path, dtype,
+                                                                             float32_afterwards):
     output = tmp_path / "frozen"
     outcome = classification.run(_options(glue, output, freeze="ffn", save_frozen="seed",
                                           num_train_epochs=1.0, do_eval=False, do_predict=False,
-                                          export_dir=str(tmp_path / "seed")))
+                                          export_dir=str(tmp_path / "seed"), dtype=dtype))
     # The same checkpoint with every variable stored, by export_model.py.
     full = export_model.run(export_model.ExportModelOptions(
         bert_config_file=str(glue / "bert_config.json"), vocab_file=str(glue / "vocab.txt"), task_name="MNLI",
-        init_checkpoint=str(output), export_dir=str(tmp_path / "full"), max_seq_length=24, save_frozen="values"))
+        init_checkpoint=str(output), export_dir=str(tmp_path / "full"), max_seq_length=24, save_frozen="values",
+        dtype=dtype))
     rows = [r.split("\t") for r in (glue / "MNLI" / "test_matched.tsv").read_text().splitlines()[1:]]
     texts = dict(text_a=tf.constant([r[8] for r in rows]), text_b=tf.constant([r[9] for r in rows]))
     logits = [tf.saved_model.load(path).signatures["serving_default"](**texts)["logits"].numpy()
@@ -153,7 +167,8 @@ def test_initialises_from_run_pretraining_output_and_honours_freeze(glue, tmp_pa
     assert not os.path.exists(latest + ".frozen.json")
     full = export_model.run(export_model.ExportModelOptions(
         bert_config_file=str(glue / "bert_config.json"), vocab_file=str(glue / "vocab.txt"), task_name="MNLI",
-        init_checkpoint=str(output), export_dir=str(tmp_path / "full"), max_seq_length=24, save_frozen="values"))
+        init_checkpoint=str(output), export_dir=str(tmp_path / "full"), max_seq_length=24, save_frozen="values",
+        dtype=dtype))
     stored = [tf.train.list_variables(path + "/variables/variables") for path in (str(tmp_path / "export" / "1"), full)]
     assert stored[0] == stored[1]
     before = tf.train.load_checkpoint(str(pretrained / "model.ckpt-2"))

@@ -8,7 +8,9 @@
 import dataclasses
 from typing import Optional
 
+import tensorflow as tf
 from absl import logging
+from official.modeling import performance
 
 import modeling
 import tokenization
@@ -20,7 +22,7 @@ from modeling import bert_setup, frozen_export
 from modeling.squad import SquadAnswerOptions
 from options import default_of, option
 from serving import export
-from training.training_options import InitCheckpointOptions, VocabOptions
+from training.training_options import DtypeOptions, InitCheckpointOptions, VocabOptions
 
 EXPORT_TYPES = ("classifier", "squad", "encoder")
 # run_classifier.py's and run_squad.py's --max_seq_length defaults.
@@ -29,7 +31,7 @@ DEFAULT_MAX_SEQ_LENGTH = {"classifier": 128, "squad": 384, "encoder": 128}
 
 @dataclasses.dataclass(kw_only=True)
 class ExportModelOptions(bert_setup.BertConfigOptions, VocabOptions, InitCheckpointOptions, SquadAnswerOptions,
-                         export.ExportOptions, SaveFrozenOptions):
+                         export.ExportOptions, SaveFrozenOptions, DtypeOptions):
     """The export_model.py flags."""
 
     save_frozen: Optional[str] = default_of(SaveFrozenOptions, "save_frozen", None)
@@ -81,6 +83,8 @@ def run(options):
         options = dataclasses.replace(options, max_seq_length=DEFAULT_MAX_SEQ_LENGTH[options.export_type])
     tokenization.validate_case_matches_checkpoint(options.do_lower_case, options.init_checkpoint)
     config = bert_setup.effective_config(options)
+    # The SavedModel computes in --dtype, as run_classifier.py's and run_squad.py's --export_dir in theirs.
+    performance.set_mixed_precision_policy(tf.as_dtype(options.dtype))
     check_vocab_fits_config(len(tokenization.load_vocab(options.vocab_file)), config.vocab_size, options.vocab_file)
     model, export_fn = build_model(options, config)
     result = init_checkpoint_lib.load(model, options.init_checkpoint)

@@ -103,14 +103,21 @@ class Regeneration:
     @contextlib.contextmanager
     def swapped(self):
         """Within: each regenerated variable reads its RegeneratedWeight's handle (for tracing and saving)."""
-        originals = [(variable, variable._handle) for variable, _ in self.pairs]  # pylint: disable=protected-access
+        inner = [(_resource_variable(variable), weight) for variable, weight in self.pairs]
+        originals = [(variable, variable._handle) for variable, _ in inner]  # pylint: disable=protected-access
         try:
-            for variable, weight in self.pairs:
+            for variable, weight in inner:
                 variable._handle = weight.resource_handle  # pylint: disable=protected-access
             yield
         finally:
             for variable, handle in originals:
                 variable._handle = handle  # pylint: disable=protected-access
+
+
+def _resource_variable(variable):
+    """The resource variable that holds a model variable's value: under a mixed-precision policy (--dtype=bfloat16)
+    a Keras layer's variable is an AutoCastVariable wrapping it, and reads go through the wrapped one's handle."""
+    return getattr(variable, "_variable", variable)  # pylint: disable=protected-access
 
 
 def from_manifest(variables, manifest, group_of, checkpoint_prefix=""):

@@ -37,7 +37,16 @@ class VocabOptions(Options):
 
 
 @dataclasses.dataclass(kw_only=True)
-class TrainingOptions(DistributionOptions, FreezingOptions, InitCheckpointOptions):
+class DtypeOptions(Options):
+    """The dtype a model computes in: while it trains, and in the SavedModel exported from it."""
+
+    dtype: str = option(
+        "float32", "Compute dtype: bfloat16 or float16 are mixed precision with float32 "
+        "variables (float16 with dynamic loss scaling).", choices=DTYPES, new=True)
+
+
+@dataclasses.dataclass(kw_only=True)
+class TrainingOptions(DtypeOptions, DistributionOptions, FreezingOptions, InitCheckpointOptions):
     """The shared training flags: the original's, then ours (with TPU, distribution and freezing)."""
 
     output_dir: str = option(help="The output directory where checkpoints and results are written.",
@@ -51,9 +60,6 @@ class TrainingOptions(DistributionOptions, FreezingOptions, InitCheckpointOption
         minimum=1)
     random_seed: int = option(
         12345, "Seed for initialisation, data order and dropout.", new=True)
-    dtype: str = option(
-        "float32", "Compute dtype: bfloat16 or float16 are mixed precision with float32 "
-        "variables (float16 with dynamic loss scaling).", choices=DTYPES, new=True)
     optimizer: str = option(
         "adamw", "adamw: the original AdamWeightDecay; lamb: Model Garden's LAMB with the "
         "original's clipping and weight-decay exclusions; adam: Adam (0.9, 0.98, 1e-9) with bias "
