@@ -167,8 +167,7 @@ def test_initialises_from_run_pretraining_output_and_honours_freeze(glue, tmp_pa
     assert not os.path.exists(latest + ".frozen.json")
     full = export_model.run(export_model.ExportModelOptions(
         bert_config_file=str(glue / "bert_config.json"), vocab_file=str(glue / "vocab.txt"), task_name="MNLI",
-        init_checkpoint=str(output), export_dir=str(tmp_path / "full"), max_seq_length=24, save_frozen="values",
-        dtype=dtype))
+        init_checkpoint=str(output), export_dir=str(tmp_path / "full"), max_seq_length=24, save_frozen="values"))
     stored = [tf.train.list_variables(path + "/variables/variables") for path in (str(tmp_path / "export" / "1"), full)]
     assert stored[0] == stored[1]
     before = tf.train.load_checkpoint(str(pretrained / "model.ckpt-2"))
