@@ -112,9 +112,9 @@ def _title(results):
     """The figure's title (the paper's sizes) and a line with the sizes as run."""
     rows = results["rows"]
     run = rows[0]["run_config"]
-    return "%s\nthe paper's sizes; %s scale as run: layers %d, %s, FFN %s, seeds %d" % (
+    return "%s\nthe paper's sizes; %s scale as run: layers %d, %s, FFN %s, seeds per row: %s" % (
         results["title"], results["scale"], run["num_layers"], _as_run(rows),
-        _span([row["run_config"]["intermediate_size"] for row in rows]), max(len(row["seeds"]) for row in rows))
+        _span([row["run_config"]["intermediate_size"] for row in rows]), _span([len(row["seeds"]) for row in rows]))
 
 
 def _lines(ax, rows, x_of, xlabel, logx=False):
@@ -139,12 +139,18 @@ def _freezing(results, path):
     rows = results["rows"]
     figure, ax = plt.subplots(figsize=(9, 4.2))
     names = [row["name"] for row in rows]
-    spread = [row["test_perplexity_std"] or 0 for row in rows]
-    bars = ax.bar(names, [row["test_perplexity"] for row in rows], yerr=spread if any(spread) else None,
-                  capsize=3, color="tab:blue")
+    bars = ax.bar(names, [row["test_perplexity"] for row in rows], color="tab:blue")
+    # Error bars (the seeds' std) only on the rows run with several seeds; each bar says how many it has.
+    seeded = [(index, row) for index, row in enumerate(rows) if row["test_perplexity_std"] is not None]
+    if seeded:
+        ax.errorbar([index for index, _ in seeded], [row["test_perplexity"] for _, row in seeded],
+                    yerr=[row["test_perplexity_std"] for _, row in seeded], fmt="none", ecolor="black", capsize=3)
     for bar, row in zip(bars, rows):
-        ax.annotate("%.0f%% trainable" % (100 * row["trainable_share"]), (bar.get_x() + bar.get_width() / 2,
-                    bar.get_height()), ha="center", va="bottom", fontsize=8)
+        count = len(row.get("seeds") or [None])
+        ax.annotate("%.0f%% trainable\n%d seed%s" % (100 * row["trainable_share"], count, "" if count == 1 else "s"),
+                    (bar.get_x() + bar.get_width() / 2, bar.get_height() + (row["test_perplexity_std"] or 0)),
+                    ha="center", va="bottom", fontsize=8)
+    ax.margins(y=0.15)  # room above the tallest bar for its label
     ax.set_ylabel("test perplexity")
     ax.set_xlabel("frozen at random initialisation")
     ax.tick_params(axis="x", labelrotation=20)
