@@ -146,7 +146,7 @@ def _freezing(results, path):
         ax.errorbar([index for index, _ in seeded], [row["test_perplexity"] for _, row in seeded],
                     yerr=[row["test_perplexity_std"] for _, row in seeded], fmt="none", ecolor="black", capsize=3)
     for bar, row in zip(bars, rows):
-        count = len(row.get("seeds") or [None])
+        count = len(row["seeds"])
         ax.annotate("%.0f%% trainable\n%d seed%s" % (100 * row["trainable_share"], count, "" if count == 1 else "s"),
                     (bar.get_x() + bar.get_width() / 2, bar.get_height() + (row["test_perplexity_std"] or 0)),
                     ha="center", va="bottom", fontsize=8)
