@@ -13,8 +13,12 @@ it does not do on its own are done here:
   CUDA_VISIBLE_DEVICES; the strategy is told of no accelerator.
 * GPUs Slurm already bound to tasks (`--gpus-per-task`: each task's
   CUDA_VISIBLE_DEVICES lists its own): each task keeps what it sees.
-  Otherwise the node's GPUs are shared out among its tasks by the resolver,
-  as TensorFlow does.
+  Otherwise the node's GPUs are shared out among its tasks as TensorFlow's
+  resolver shares them (the same number to each, by the task's place on its
+  node), but by Slurm's task order and from the GPUs the node lets the job
+  see: the resolver counts a node's tasks in sorted host order, which gives
+  two tasks one GPU when the nodes run unequal numbers of tasks and their
+  names do not sort in Slurm's order (node9, node10).
 
 The port base is derived from the job id, so that two jobs sharing a node
 (a small cluster, the local test Slurm) do not both take TensorFlow's 8888.
@@ -122,13 +126,24 @@ def parse(environ=None):
 
 
 def _visible_gpus(environ, which):
-    """GPUs this task sees: CUDA_VISIBLE_DEVICES when set (empty: none), else nvidia-smi's list, else 0."""
+    """This node's GPUs as CUDA_VISIBLE_DEVICES names them: its list when set (empty: none), else nvidia-smi's."""
     if "CUDA_VISIBLE_DEVICES" in environ:
-        return len([d for d in environ["CUDA_VISIBLE_DEVICES"].split(",") if d.strip()])
+        return [device.strip() for device in environ["CUDA_VISIBLE_DEVICES"].split(",") if device.strip()]
     if not which("nvidia-smi"):
-        return 0
+        return []
     listing = subprocess.run(["nvidia-smi", "--list-gpus"], capture_output=True, text=True, check=False)
-    return sum(line.startswith("GPU ") for line in listing.stdout.splitlines()) if listing.returncode == 0 else 0
+    count = sum(line.startswith("GPU ") for line in listing.stdout.splitlines()) if listing.returncode == 0 else 0
+    return [str(index) for index in range(count)]
+
+
+def _place_on_node(task):
+    """The task's index among its node's tasks, as Slurm numbers them (block distribution, Slurm's node order)."""
+    first = 0
+    for count in task.tasks_per_node.values():
+        if task.rank < first + count:
+            return task.rank - first
+        first += count
+    raise AssertionError("parse() checked that rank %d is one of %d tasks" % (task.rank, first))
 
 
 def resolve(which=shutil.which):
@@ -151,25 +166,10 @@ def resolve(which=shutil.which):
     environ = os.environ
     task = parse(environ)
     most_tasks = max(task.tasks_per_node.values())
-    gpus = _visible_gpus(environ, which)
-    layout = dict(jobs={"worker": task.num_tasks}, port_base=task.port_base, tasks_per_node=dict(task.tasks_per_node))
-    if gpus == 0:
-        # A placeholder slot per task lays out the ports; CUDA_VISIBLE_DEVICES is left alone.
-        resolver = slurm_cluster_resolver.SlurmClusterResolver(
-            **layout, gpus_per_node=most_tasks, gpus_per_task=1, auto_set_gpu=False)
-        gpus_per_task = 0
-    elif "SLURM_GPUS_PER_TASK" in environ:
-        # Slurm bound each task its own GPUs: each keeps what it sees.
-        resolver = slurm_cluster_resolver.SlurmClusterResolver(
-            **layout, gpus_per_node=gpus * most_tasks, gpus_per_task=gpus, auto_set_gpu=False)
-        gpus_per_task = gpus
-    else:
-        if gpus < most_tasks:
-            raise ValueError("%d GPU(s) on a node that runs %d tasks of this step: ask Slurm for at least one GPU "
-                             "per task (--gpus-per-task), or run one task per node." % (gpus, most_tasks))
-        # The node's GPUs shared out: the resolver sets this task's CUDA_VISIBLE_DEVICES (in os.environ).
-        resolver = slurm_cluster_resolver.SlurmClusterResolver(**layout, gpus_per_node=gpus)
-        gpus_per_task = gpus // most_tasks
+    # The resolver lays out the ports only: a placeholder slot per task, CUDA_VISIBLE_DEVICES left alone.
+    resolver = slurm_cluster_resolver.SlurmClusterResolver(
+        jobs={"worker": task.num_tasks}, port_base=task.port_base, tasks_per_node=dict(task.tasks_per_node),
+        gpus_per_node=most_tasks, gpus_per_task=1, auto_set_gpu=False)
     # TensorFlow lays the tasks out node by node in sorted host order; Slurm numbers them (block
     # distribution) in its node order, which sorts node10 after node9: the workers in Slurm's order.
     by_host = {}
@@ -182,6 +182,19 @@ def resolve(which=shutil.which):
             "Task %d of job %s runs on %s, but numbering the tasks node by node puts it on %s: start the step "
             "with srun --distribution=block (Slurm's default), or give each worker its TF_CONFIG."
             % (task.rank, task.job_id, task.node, host))
+    gpus = _visible_gpus(environ, which)
+    if not gpus:
+        gpus_per_task = 0
+    elif "SLURM_GPUS_PER_TASK" in environ:
+        gpus_per_task = len(gpus)  # Slurm bound each task its own GPUs: each keeps what it sees.
+    else:
+        if len(gpus) < most_tasks:
+            raise ValueError("%d GPU(s) on a node that runs %d tasks of this step: ask Slurm for at least one GPU "
+                             "per task (--gpus-per-task), or run one task per node." % (len(gpus), most_tasks))
+        # The node's GPUs shared out, the same number to each task, by its place among its node's tasks.
+        gpus_per_task = len(gpus) // most_tasks
+        place = _place_on_node(task)
+        os.environ["CUDA_VISIBLE_DEVICES"] = ",".join(gpus[place * gpus_per_task:(place + 1) * gpus_per_task])
     return tf.distribute.cluster_resolver.SimpleClusterResolver(
         tf.train.ClusterSpec({"worker": workers}), task_type="worker", task_id=task.rank, rpc_layer="grpc",
         num_accelerators={"GPU": gpus_per_task} if gpus_per_task else {}), task

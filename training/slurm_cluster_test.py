@@ -5,6 +5,7 @@ nodes whose names sort in Slurm's order); the real Slurm runs are in tests/slurm
 """
 
 import os
+import subprocess
 
 import pytest
 from tensorflow.python.distribute.cluster_resolver import slurm_cluster_resolver
@@ -115,3 +116,26 @@ def test_fewer_gpus_than_tasks_on_a_node_is_refused(environ):
     with pytest.raises(ValueError, match="1 GPU[(]s[)] on a node that runs 2 tasks of this step: ask Slurm for at "
                                          "least one GPU per task [(]--gpus-per-task[)]"):
         slurm_cluster.resolve(which=_no_nvidia_smi)
+
+
+def test_unequal_tasks_per_node_get_gpus_by_slurms_task_order(environ):
+    # node9 runs tasks 0 and 1, node10 task 2; TensorFlow's resolver, counting node10 first, would give
+    # tasks 0 and 1 both the node's first GPU. Each node lets the job see GPUs 4 to 7.
+    step = dict(STEP, SLURM_STEP_NUM_TASKS="3", SLURM_STEP_TASKS_PER_NODE="2,1")
+    seen = {}
+    for rank, node in ((0, "node9"), (1, "node9"), (2, "node10")):
+        environ(**dict(step, SLURM_PROCID=str(rank), SLURMD_NODENAME=node), CUDA_VISIBLE_DEVICES="4,5,6,7")
+        resolver, _ = slurm_cluster.resolve(which=_no_nvidia_smi)
+        assert resolver.num_accelerators() == {"GPU": 2}  # 4 GPUs for the 2 tasks of the busiest node
+        seen[rank] = os.environ["CUDA_VISIBLE_DEVICES"]
+    assert seen == {0: "4,5", 1: "6,7", 2: "4,5"}
+
+
+def test_without_cuda_visible_devices_the_gpus_nvidia_smi_lists_are_shared_out(environ, monkeypatch):
+    listing = "GPU 0: A100 (UUID: GPU-a)\nGPU 1: A100 (UUID: GPU-b)\n"
+    monkeypatch.setattr(slurm_cluster.subprocess, "run",
+                        lambda *args, **kwargs: subprocess.CompletedProcess(args, 0, stdout=listing, stderr=""))
+    environ(**STEP)  # task 1: the second of node9's two
+    resolver, _ = slurm_cluster.resolve(which=lambda _: "/usr/bin/nvidia-smi")
+    assert resolver.num_accelerators() == {"GPU": 1}
+    assert os.environ["CUDA_VISIBLE_DEVICES"] == "1"
