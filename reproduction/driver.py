@@ -156,9 +156,9 @@ def plan_script(steps, experiment, scale, notes=()):
     return "\n".join(lines) + "\n"
 
 
-def _launch_on_slurm(steps, options, experiment, output_dir, kept_runs):
+def _launch_on_slurm(steps, plan_steps, options, experiment, output_dir, kept_runs):
     """--launcher=slurm: submits the unfinished steps and the report (reproduction/slurm.py), says what it did."""
-    launched = slurm.launch(steps, options, experiment, output_dir, kept_runs)
+    launched = slurm.launch(steps, options, experiment, output_dir, kept_runs, plan_steps=plan_steps)
     if options.dry_run:
         message = ("Wrote %d job script(s) to %s; submit them in order with %s (nothing submitted)."
                    % (len(launched["jobs"]), launched["directory"], launched["submit_sh"]))
@@ -208,7 +208,7 @@ def run(options, registry):
                      "; with the earlier steps they read from: %s" % ", ".join(added) if added else "")
     kept_runs = archive.RunArchive(options.runs_dir, output_dir) if options.runs_dir else None
     if options.launcher == "slurm":
-        written["slurm"] = _launch_on_slurm(steps, options, study.name, output_dir, kept_runs)
+        written["slurm"] = _launch_on_slurm(steps, plan.steps, options, study.name, output_dir, kept_runs)
         return written
     ran, skipped = runner.run(steps, study.programs(), output_dir=output_dir, archive=kept_runs)
     logging.info("Ran %d steps, skipped %d finished ones.", ran, skipped)

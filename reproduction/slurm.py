@@ -23,7 +23,9 @@ report job takes the place of an earlier one still waiting); a job
 requeued by Slurm (a node lost, a preemption) starts its step again, which
 resumes from its last checkpoint. A step writes its inputs (as the local
 runner keeps them) only once its outputs exist. With --dry_run the scripts
-are written with submit.sh, which submits them in order; nothing is submitted.
+are written with submit.sh, which submits them in order; nothing is submitted,
+but finished runs of --runs_dir are restored into --output_dir as without it,
+since the jobs of submit.sh read them there.
 """
 
 import dataclasses
@@ -68,8 +70,17 @@ class SlurmOptions(Options):
     slurm_resources: Optional[str] = option(
         None, "--launcher=slurm: a JSON file of each step's resources, over the defaults of reproduction/slurm.py: "
         "{\"default\" | \"training\" | <stage> | <step name>: {\"nodes\", \"tasks_per_node\", \"cpus_per_task\", "
-        "\"gpus_per_task\", \"time\", \"mem\"}}, the most specific key winning (docs/cluster.md).",
-        path="file")
+        "\"gpus_per_task\", \"time\", \"mem\"}}, the most specific key winning, and \"report\" for the last job "
+        "(docs/cluster.md).", path="file")
+
+    def validate(self):
+        """Also refuses --slurm_* flags without --launcher=slurm, which would be ignored."""
+        super().validate()
+        given = ["--" + name for name in ("slurm_partition", "slurm_account", "slurm_sbatch_defaults", "slurm_resources")
+                 if getattr(self, name) is not None]
+        if given and self.launcher != "slurm":
+            raise ValueError("%s only tell%s --launcher=slurm how to submit; with --launcher=%s nothing is submitted."
+                             % (", ".join(given), "" if len(given) > 1 else "s", self.launcher))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -189,9 +200,26 @@ def resources_of(step, table):
     return resources
 
 
+def report_resources(table):
+    """The report job's Resources: "default", then "report" (RESOURCES, then `table`); one task.
+
+    Raises:
+      ValueError: several nodes or tasks asked for.
+    """
+    fields = {}
+    for source in (RESOURCES, table):
+        for key in ("default", REPORT):
+            fields.update(source.get(key, {}))
+    resources = Resources(**fields)
+    if resources.tasks > 1:
+        raise ValueError("--slurm_resources: the report job runs as one task; %d nodes x %d tasks per node were asked "
+                         "for (keys default, report)." % (resources.nodes, resources.tasks_per_node))
+    return resources
+
+
 def unknown_keys(table, steps):
     """Keys of --slurm_resources that name no step or stage of the plan (a typo would go unnoticed)."""
-    known = {"default", "training"} | {step.stage for step in steps} | {step.name for step in steps}
+    known = {"default", "training", REPORT} | {step.stage for step in steps} | {step.name for step in steps}
     return sorted(set(table) - known)
 
 
@@ -248,7 +276,7 @@ def step_script(step, resources, experiment, directory, root, python, header):
     return path
 
 
-def report_script(command, experiment, directory, python, header):
+def report_script(command, resources, experiment, directory, python, header):
     """The last job's script: the same reproduce_paper_tables.py command, --launcher=local, writing the report."""
     lines = [
         "#!/bin/bash",
@@ -258,8 +286,7 @@ def report_script(command, experiment, directory, python, header):
         "#SBATCH --job-name=%s:%s" % (experiment, REPORT),
         "#SBATCH --output=%s" % os.path.join(directory, "logs", REPORT + ".%j.out"),
         "#SBATCH --open-mode=append",
-        "#SBATCH --nodes=1",
-        "#SBATCH --ntasks-per-node=1",
+        *resources.sbatch_lines(),
         "set -euo pipefail",
         "cd %s" % shlex.quote(os.getcwd()),
         "%s %s" % (shlex.quote(python), " ".join(shlex.quote(word) for word in command)),
@@ -304,13 +331,19 @@ def submit_script(jobs, directory):
 
 
 def _run(command):
+    """Runs a Slurm command, its output.
+
+    Raises:
+      FileNotFoundError: the command is not on PATH.
+      ValueError: it failed (sbatch refusing a job: a partition, account or resources the cluster does not have).
+    """
     try:
         completed = subprocess.run(command, capture_output=True, text=True, check=False)
     except FileNotFoundError:
-        raise RuntimeError("--launcher=slurm: %s is not on PATH: run reproduce_paper_tables.py on a login node of "
-                           "the cluster (or use --dry_run to write the job scripts)." % command[0]) from None
+        raise FileNotFoundError("--launcher=slurm: %s is not on PATH: run reproduce_paper_tables.py on a login node "
+                                "of the cluster (or use --dry_run to write the job scripts)." % command[0]) from None
     if completed.returncode != 0:
-        raise RuntimeError("--launcher=slurm: `%s` failed (exit %d): %s" % (
+        raise ValueError("--launcher=slurm: `%s` failed (exit %d): %s" % (
             " ".join(shlex.quote(word) for word in command), completed.returncode, completed.stderr.strip()))
     return completed.stdout.strip()
 
@@ -319,13 +352,35 @@ def queued_state(job_id):
     """The job's state while Slurm still counts it as queued or running (squeue's %T), else None."""
     try:
         state = _run(["squeue", "--noheader", "--jobs=%s" % job_id, "--format=%T"])
-    except RuntimeError:
+    except ValueError:
         return None  # squeue refuses an id it no longer knows
     state = state.splitlines()[0].strip() if state else ""
     return state if state in _QUEUED else None
 
 
-def launch(steps, options, experiment, output_dir, archive=None, root=None, python=None):
+def read_jobs(path):
+    """jobs.json of an earlier submission: {step name: {"job_id", ...}}, or {} when there is none.
+
+    Raises:
+      ValueError: naming the file, when it is not such an object.
+    """
+    if not os.path.exists(path):
+        return {}
+    try:
+        with open(path, encoding="utf-8") as f:
+            recorded = json.load(f)
+    except ValueError as error:
+        recorded, problem = None, "is not JSON (%s)" % error
+    else:
+        problem = "does not map step names to {\"job_id\": ...}"
+    if not isinstance(recorded, dict) or not all(isinstance(job, dict) for job in recorded.values()):
+        raise ValueError("%s, the job ids of an earlier --launcher=slurm submission, %s: move it away to submit as "
+                         "if for the first time (jobs it names that still run are then submitted again)."
+                         % (path, problem))
+    return recorded
+
+
+def launch(steps, options, experiment, output_dir, archive=None, root=None, python=None, plan_steps=None):
     """Submits the unfinished steps (or, with options.dry_run, writes their scripts and submit.sh).
 
     Args:
@@ -336,22 +391,27 @@ def launch(steps, options, experiment, output_dir, archive=None, root=None, pyth
       archive: an archive.RunArchive of kept runs, or None.
       root, python: the checkout whose entry points the jobs run, and its interpreter (this one's by
         default). The jobs run in the current directory, as the local launcher does.
+      plan_steps: every step of the plan (`steps` when None), whose names and stages --slurm_resources may use.
 
     Returns:
       dict: directory, jobs ({name: job id}, or the scripts' paths with --dry_run), submit_sh (--dry_run),
       skipped (names of steps finished, restored, left out or still queued).
 
     Raises:
-      ValueError: bad --slurm_resources or --slurm_sbatch_defaults, or a finished step's inputs changed.
-      RuntimeError: sbatch missing or refusing a job.
+      ValueError: bad --slurm_resources, --slurm_sbatch_defaults or jobs.json, a finished step's inputs
+        changed, or sbatch refusing a job.
+      FileNotFoundError: sbatch or squeue not on PATH.
     """
     root = root or os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     python = python or sys.executable
     table = read_resources(options.slurm_resources) if options.slurm_resources else {}
-    unknown = unknown_keys(table, steps)
+    plan_steps = steps if plan_steps is None else plan_steps
+    unknown = unknown_keys(table, plan_steps)
     if unknown:
         raise ValueError("--slurm_resources=%s names no step or stage of this plan: %s; its stages: %s."
-                         % (options.slurm_resources, ", ".join(unknown), ", ".join(sorted({s.stage for s in steps}))))
+                         % (options.slurm_resources, ", ".join(unknown),
+                            ", ".join(sorted({step.stage for step in plan_steps}))))
+    report = report_resources(table)
     header = read_sbatch_defaults(options.slurm_sbatch_defaults) if options.slurm_sbatch_defaults else []
     if options.slurm_partition:
         header.append("#SBATCH --partition=%s" % options.slurm_partition)
@@ -360,10 +420,7 @@ def launch(steps, options, experiment, output_dir, archive=None, root=None, pyth
     directory = os.path.abspath(os.path.join(output_dir, DIRECTORY))
     os.makedirs(os.path.join(directory, "logs"), exist_ok=True)
     jobs_path = os.path.join(directory, JOBS_FILE)
-    recorded = {}
-    if os.path.exists(jobs_path):
-        with open(jobs_path, encoding="utf-8") as f:
-            recorded = json.load(f)
+    recorded = read_jobs(jobs_path)
 
     produced = set().union(*(step.folders() for step in steps)) if steps else set()
     done, restored, left_out = runner.schedule(steps, archive)
@@ -392,7 +449,7 @@ def launch(steps, options, experiment, output_dir, archive=None, root=None, pyth
                  if earlier.name in waiting and step.reads_from(earlier)]
         jobs.append(Job(step.name, step_script(step, resources, experiment, directory, root, python, header), after))
     command = [os.path.join(root, "reproduce_paper_tables.py")] + command_flags(options) + ["--launcher=local"]
-    jobs.append(Job(REPORT, report_script(command, experiment, directory, python, header),
+    jobs.append(Job(REPORT, report_script(command, report, experiment, directory, python, header),
                     [step.name for step in to_submit] + list(queued)))
     result = dict(directory=directory, skipped=skipped)
     if options.dry_run:

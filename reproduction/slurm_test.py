@@ -7,6 +7,7 @@ import json
 import os
 import re
 import subprocess
+import sys
 
 import pytest
 
@@ -141,7 +142,64 @@ def test_a_defaults_file_holds_sbatch_lines_only(tmp_path):
 
 def test_without_sbatch_the_launcher_says_where_to_run(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", str(tmp_path))  # no sbatch, no squeue
-    with pytest.raises(RuntimeError, match="--launcher=slurm: squeue is not on PATH|--launcher=slurm: sbatch is not on "
+    with pytest.raises(FileNotFoundError, match="--launcher=slurm: squeue is not on PATH|--launcher=slurm: sbatch is not on "
                                            "PATH: run reproduce_paper_tables.py on a login node of the cluster"):
         studies.run(_options(tmp_path, dry_run=False, experiment="theorem1", scale="tiny"))
     assert not os.path.exists(tmp_path / "out" / "slurm" / "jobs.json")
+
+
+def _fake_slurm(tmp_path, monkeypatch, sbatch):
+    """sbatch (a shell body) and squeue (knowing no job) on PATH, in tmp_path/bin."""
+    directory = tmp_path / "bin"
+    directory.mkdir()
+    for name, body in (("sbatch", sbatch), ("squeue", "exit 1")):
+        (directory / name).write_text("#!/bin/sh\n" + body + "\n")
+        (directory / name).chmod(0o755)
+    monkeypatch.setenv("PATH", "%s:%s" % (directory, os.environ["PATH"]))
+
+
+def test_sbatch_refusing_a_job_ends_the_command_line_with_its_message(tmp_path, monkeypatch):
+    _fake_slurm(tmp_path, monkeypatch, 'echo "sbatch: error: invalid partition specified: gpu" >&2; exit 1')
+    command = [sys.executable, os.path.join(ROOT, "reproduce_paper_tables.py"), "--experiment=theorem1",
+               "--scale=tiny", "--launcher=slurm", "--slurm_partition=gpu", "--output_dir=%s" % (tmp_path / "out")]
+    ended = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path, check=False)
+    assert ended.returncode == 1
+    last = ended.stderr.strip().splitlines()[-1]
+    assert re.fullmatch(r"reproduce_paper_tables.py: error: --launcher=slurm: `sbatch --parsable \S+theorem1.sbatch` "
+                        r"failed \(exit 1\): sbatch: error: invalid partition specified: gpu", last), last
+    assert "Traceback" not in ended.stderr
+
+
+def test_a_damaged_jobs_file_is_named(tmp_path, monkeypatch):
+    _fake_slurm(tmp_path, monkeypatch, "echo 17")
+    jobs = tmp_path / "out" / "slurm" / "jobs.json"
+    jobs.parent.mkdir(parents=True)
+    jobs.write_text('{"theorem1": {"job_id": "12"')
+    with pytest.raises(ValueError, match="%s, the job ids of an earlier --launcher=slurm submission, is not JSON "
+                                         r"\(.*\): move it away" % re.escape(str(jobs))):
+        studies.run(_options(tmp_path, dry_run=False, experiment="theorem1", scale="tiny"))
+    jobs.write_text('{"theorem1": "12"}')
+    with pytest.raises(ValueError, match=r"does not map step names to \{\"job_id\": ...\}"):
+        studies.run(_options(tmp_path, dry_run=False, experiment="theorem1", scale="tiny"))
+
+
+def test_slurm_flags_without_the_slurm_launcher_are_refused(tmp_path):
+    with pytest.raises(ValueError, match="--slurm_partition, --slurm_account only tell --launcher=slurm how to submit; "
+                                         "with --launcher=local nothing is submitted"):
+        studies.run(_options(tmp_path, launcher="local", slurm_partition="gpu", slurm_account="lab"))
+
+
+def test_resources_may_name_steps_outside_the_rows_run_and_the_report_job(tmp_path):
+    resources = _write(tmp_path / "resources.json", json.dumps({
+        "dp256/pretrain_512": {"time": "4-00:00:00"},  # a row left out by --rows
+        "default": {"time": "01:00:00"},
+        "report": {"time": "00:20:00", "mem": "8G"}}))
+    written = studies.run(_options(tmp_path, slurm_resources=resources, rows="dp32"))
+    assert "dp256/pretrain_512" not in written["slurm"]["jobs"]
+    report = [line for line in (tmp_path / "out" / "slurm" / "report.sbatch").read_text().splitlines()
+              if line.startswith("#SBATCH --")]
+    assert report[-4:] == ["#SBATCH --nodes=1", "#SBATCH --ntasks-per-node=1", "#SBATCH --time=00:20:00",
+                           "#SBATCH --mem=8G"]
+    several = _write(tmp_path / "several.json", json.dumps({"report": {"nodes": 2}}))
+    with pytest.raises(ValueError, match="the report job runs as one task; 2 nodes x 1 tasks per node were asked for"):
+        studies.run(_options(tmp_path, slurm_resources=several))

@@ -36,7 +36,11 @@ def slurm_environment():
     started = subprocess.run([SCRIPT, "start"], env=environment, capture_output=True, text=True, check=False)
     if started.returncode == 3:
         pytest.skip(started.stderr.strip())
-    assert started.returncode == 0, started.stdout + started.stderr
+    if started.returncode != 0:
+        # Half started (munged up, slurmctld not): stop what did start before failing.
+        subprocess.run([SCRIPT, "stop"], env=environment, capture_output=True, check=False)
+        pytest.fail("tools/local_slurm.sh start failed (exit %d):\n%s%s"
+                    % (started.returncode, started.stdout, started.stderr))
     environment["SLURM_CONF"] = os.path.join(SLURM_DIR, "slurm.conf")
     yield environment
     subprocess.run([SCRIPT, "stop"], env=environment, capture_output=True, check=False)
