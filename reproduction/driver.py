@@ -170,6 +170,9 @@ def _launch_on_slurm(steps, plan_steps, options, experiment, output_dir, kept_ru
                       ": " + ", ".join(launched["skipped"]) if launched["skipped"] else "",
                       os.path.join(launched["directory"], "logs"),
                       os.path.join(launched["directory"], slurm.JOBS_FILE)))
+    if not options.slurm_resources and any(step.distributed for step in steps):
+        message += (" Without --slurm_resources every step asks for one task, no GPU and the partition's default time "
+                    "(docs/cluster.md, section 2).")
     logging.info("%s", message)
     print(message, flush=True)
     return launched

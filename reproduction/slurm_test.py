@@ -92,6 +92,15 @@ def test_a_dry_run_writes_each_steps_script_with_its_resources_and_submit_sh_in_
                                    "--experiment=table2b", "--launcher=local"]
 
 
+def test_without_a_resources_file_the_launcher_says_what_each_job_asks_for(tmp_path, capsys):
+    studies.run(_options(tmp_path, experiment="theorem1", scale="tiny"))  # trains nothing
+    assert "--slurm_resources" not in capsys.readouterr().out
+    written = studies.run(_options(tmp_path, rows="dp32"))
+    assert ("(nothing submitted). Without --slurm_resources every step asks for one task, no GPU and the partition's "
+            "default time (docs/cluster.md, section 2).") in capsys.readouterr().out
+    assert "--gpus" not in open(written["slurm"]["jobs"]["dp32/pretrain_512"]).read()
+
+
 def test_jobs_run_where_the_command_was_run_so_that_relative_paths_mean_the_same(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     written = studies.run(_options(tmp_path, output_dir="runs/t2b", experiment="theorem1", scale="tiny"))
