@@ -108,11 +108,43 @@ def test_two_workers_under_srun_train_as_one_process_and_resume_exactly_after_th
     assert sorted(os.listdir(output / "training_state")) == ["worker-0-of-2", "worker-1-of-2"]
 
 
-def _reproduce(output_dir, launcher, environment):
+def _reproduce(output_dir, launcher, environment, *flags):
     return subprocess.run(
         [sys.executable, "reproduce_paper_tables.py", "--experiment=table2b", "--scale=tiny",
-         "--output_dir=%s" % output_dir, "--launcher=%s" % launcher], cwd=ROOT, env=environment,
+         "--output_dir=%s" % output_dir, "--launcher=%s" % launcher, *flags], cwd=ROOT, env=environment,
         capture_output=True, text=True, check=False)
+
+
+def test_a_training_step_given_two_tasks_trains_as_two_workers_from_its_job_script(slurm_environment, tmp_path):
+    output = tmp_path / "run"
+    resources = tmp_path / "resources.json"
+    resources.write_text(json.dumps({"dp32/pretrain_512": {"tasks_per_node": 2, "cpus_per_task": 1}}))
+    submitted = _reproduce(output, "slurm", slurm_environment, "--rows=dp32", "--slurm_resources=%s" % resources)
+    assert submitted.returncode == 0, submitted.stderr[-3000:]
+    jobs = json.loads((output / "slurm" / "jobs.json").read_text())
+    assert sorted(jobs) == ["data/pretrain_128", "data/pretrain_512", "dp32/mnli_seed1", "dp32/pretrain_128",
+                            "dp32/pretrain_512", "dp32/probe", "dp32/squad_seed1", "report"]
+    try:
+        _wait(lambda: not any(_queued(job["job_id"], slurm_environment) for job in jobs.values()), STUDY_TIMEOUT,
+              "The jobs of dp32 have not run")
+    finally:
+        still_queued = [job["job_id"] for job in jobs.values() if _queued(job["job_id"], slurm_environment)]
+        if still_queued:
+            _slurm(["scancel"] + still_queued, slurm_environment)
+    job = jobs["dp32/pretrain_512"]["job_id"]
+    log = _read(output / "slurm" / "logs" / ("dp32.pretrain_512.%s.out" % job))
+    for worker in (0, 1):
+        assert ("Distribution: multi_worker_mirrored with 2 replica(s): worker %d of 2 (found by Slurm: job %s, task %d "
+                "of 2 on %s)" % (worker, job, worker, os.uname().nodename)) in log, log[-3000:]
+    # The step finished and kept its inputs, and the steps reading its checkpoint ran from it.
+    assert (output / "dp32" / "pretrain_512" / "eval_results.txt").exists()
+    assert list((output / "dp32" / "pretrain_512").glob("*.inputs.json"))
+    for reader in ("probe", "mnli_seed1", "squad_seed1"):
+        assert list((output / "dp32" / reader).glob("*.inputs.json")), reader
+    # The report job waits for the rows left out (their steps that keep files).
+    report = _read(output / "slurm" / "logs" / ("report.%s.out" % jobs["report"]["job_id"]))
+    assert "The report waits for 12 unfinished step(s) of the plan (dp64/pretrain_512, dp64/probe," in report, \
+        report[-3000:]
 
 
 def test_a_tiny_table_runs_as_slurm_jobs_with_the_local_launchers_results(slurm_environment, tmp_path):
