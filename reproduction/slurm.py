@@ -76,8 +76,8 @@ class SlurmOptions(Options):
     def validate(self):
         """Also refuses --slurm_* flags without --launcher=slurm, which would be ignored."""
         super().validate()
-        given = ["--" + name for name in ("slurm_partition", "slurm_account", "slurm_sbatch_defaults", "slurm_resources")
-                 if getattr(self, name) is not None]
+        given = ["--" + field.name for field in dataclasses.fields(SlurmOptions)
+                 if field.name.startswith("slurm_") and getattr(self, field.name) is not None]
         if given and self.launcher != "slurm":
             raise ValueError("%s only tell%s --launcher=slurm how to submit; with --launcher=%s nothing is submitted."
                              % (", ".join(given), "" if len(given) > 1 else "s", self.launcher))
@@ -181,6 +181,15 @@ def read_sbatch_defaults(path):
     return lines
 
 
+def _merged(table, keys):
+    """Resources of RESOURCES, then `table`, each key over the ones before it."""
+    fields = {}
+    for source in (RESOURCES, table):
+        for key in keys:
+            fields.update(source.get(key, {}))
+    return Resources(**fields)
+
+
 def resources_of(step, table):
     """The step's Resources: RESOURCES, then `table` (read_resources), default < training < stage < step name.
 
@@ -188,11 +197,7 @@ def resources_of(step, table):
       ValueError: a step that does not train given several tasks.
     """
     keys = ["default"] + (["training"] if step.distributed else []) + [step.stage, step.name]
-    fields = {}
-    for source in (RESOURCES, table):
-        for key in keys:
-            fields.update(source.get(key, {}))
-    resources = Resources(**fields)
+    resources = _merged(table, keys)
     if resources.tasks > 1 and not step.distributed:
         raise ValueError("--slurm_resources: step %s (%s) does not train, so it runs as one task; %d nodes x %d tasks "
                          "per node were asked for (keys %s)." % (step.name, step.program, resources.nodes,
@@ -206,11 +211,7 @@ def report_resources(table):
     Raises:
       ValueError: several nodes or tasks asked for.
     """
-    fields = {}
-    for source in (RESOURCES, table):
-        for key in ("default", REPORT):
-            fields.update(source.get(key, {}))
-    resources = Resources(**fields)
+    resources = _merged(table, ["default", REPORT])
     if resources.tasks > 1:
         raise ValueError("--slurm_resources: the report job runs as one task; %d nodes x %d tasks per node were asked "
                          "for (keys default, report)." % (resources.nodes, resources.tasks_per_node))

@@ -136,16 +136,6 @@ def _visible_gpus(environ, which):
     return [str(index) for index in range(count)]
 
 
-def _place_on_node(task):
-    """The task's index among its node's tasks, as Slurm numbers them (block distribution, Slurm's node order)."""
-    first = 0
-    for count in task.tasks_per_node.values():
-        if task.rank < first + count:
-            return task.rank - first
-        first += count
-    raise AssertionError("parse() checked that rank %d is one of %d tasks" % (task.rank, first))
-
-
 def resolve(which=shutil.which):
     """The cluster of this job step, for tf.distribute.MultiWorkerMirroredStrategy(cluster_resolver=...).
 
@@ -193,7 +183,7 @@ def resolve(which=shutil.which):
                              "per task (--gpus-per-task), or run one task per node." % (len(gpus), most_tasks))
         # The node's GPUs shared out, the same number to each task, by its place among its node's tasks.
         gpus_per_task = len(gpus) // most_tasks
-        place = _place_on_node(task)
+        place = [address.rsplit(":", 1)[0] for address in workers[:task.rank]].count(host)  # its node's tasks before it
         os.environ["CUDA_VISIBLE_DEVICES"] = ",".join(gpus[place * gpus_per_task:(place + 1) * gpus_per_task])
     return tf.distribute.cluster_resolver.SimpleClusterResolver(
         tf.train.ClusterSpec({"worker": workers}), task_type="worker", task_id=task.rank, rpc_layer="grpc",
