@@ -29,6 +29,28 @@ def _mean(summary):
     return None if summary is None else summary["mean"]
 
 
+def sizes_as_run(results):
+    """"<scale> scale as run: L layers, d = .., h = .., d_p = .., I = .." from the rows' configs.
+
+    A size the rows vary is listed once per value, in ascending order ("d_p = 8, 16, 32, 64").
+    """
+    configs = [row["config"] for row in results["rows"]]
+
+    def values(get):
+        return ", ".join(str(value) for value in sorted({get(config) for config in configs}))
+
+    return "%s scale as run: %s layers, d = %s, h = %s, d_p = %s, I = %s" % (
+        results["scale"], values(lambda c: c["num_hidden_layers"]), values(lambda c: c["hidden_size"]),
+        values(lambda c: c["num_attention_heads"]),
+        values(lambda c: c["head_size"] or c["hidden_size"] // c["num_attention_heads"]),
+        values(lambda c: c["intermediate_size"]))
+
+
+def _title(results, extra=""):
+    """The paper's title (its sizes, so labelled) over a line with the sizes as run."""
+    return "%s (the paper's sizes)\n%s%s" % (results["title"], sizes_as_run(results), extra)
+
+
 def _table(results, path):
     varies = results["varies"]
     rows = results["rows"]
@@ -38,7 +60,8 @@ def _table(results, path):
         ours = [_mean(row[ours_key]) for row in rows]
         ax.plot([x for x, y in zip(xs, ours) if y is not None], [y for y in ours if y is not None],
                 "o-", color="tab:blue", label="ours (%s scale)" % results["scale"])
-        ax.set_xlabel(_X_LABELS[varies])
+        ax.set_xlabel("%s, the paper's (as run: %s)" % (
+            _X_LABELS[varies], ", ".join(str(_run_value(row, varies)) for row in rows)))
         ax.set_ylabel("ours", color="tab:blue")
         ax.set_xticks(xs)
         paper = [(x, row["paper"][paper_key][0]) for x, row in zip(xs, rows) if row["paper"]]
@@ -53,8 +76,8 @@ def _table(results, path):
         for line in ax.get_lines():
             handles.setdefault(line.get_label(), line)
     figure.legend(list(handles.values()), list(handles), loc="lower center", ncol=2)
-    figure.suptitle(results["title"], fontsize=10)
-    figure.tight_layout(rect=(0, 0.08, 1, 0.95))
+    figure.suptitle(_title(results), fontsize=10)
+    figure.tight_layout(rect=(0, 0.08, 1, 0.92))
     figure.savefig(path, dpi=110)
     plt.close(figure)
 
@@ -81,7 +104,7 @@ def _figure2(results, path):
         for ax in (top, bottom):
             ax.grid(alpha=0.3)
             ax.legend(fontsize=8)
-    figure.suptitle(results["title"], fontsize=10)
+    figure.suptitle(_title(results), fontsize=10)
     figure.tight_layout(rect=(0, 0, 1, 0.96))
     figure.savefig(path, dpi=110)
     plt.close(figure)
@@ -135,21 +158,17 @@ def _pretraining(results, path):
     if unigram:
         for ax, key in ((axes[0], "accuracy"), (axes[1], "loss"), (curves[0], "loss"), (curves[1], "accuracy")):
             ax.axhline(unigram[key], linestyle=":", color="black", linewidth=1,
-                       label="unigram baseline, word frequencies alone (accuracy %.3f, loss %.2f)"
+                       label="unigram baseline (accuracy %.3f, loss %.2f)"
                        % (unigram["accuracy"], unigram["loss"]))
-        axes[0].legend(fontsize=7)
+        axes[0].legend(fontsize=7, loc="center")
     for ax, title in ((curves[0], "held-out masked-LM loss"), (curves[1], "held-out masked-LM accuracy")):
-        ax.set_title("%s at every checkpoint (one line per seed)" % title, fontsize=9)
+        ax.set_title("%s at every checkpoint\n(one line per seed)" % title, fontsize=9)
         ax.set_xlabel("pre-training step")
         ax.grid(alpha=0.3)
-    curves[0].legend(fontsize=7)
-    curves[2].axis("off")
+    curves[2].axis("off")  # The curves' legend goes in the empty panel, clear of the lines.
+    curves[2].legend(*curves[0].get_legend_handles_labels(), loc="center left", fontsize=8)
     seeds = len(rows[0]["held_out"]["masked_lm_accuracy"]["per_seed"]) if rows else 0
-    config = rows[0]["config"] if rows else {}
-    figure.suptitle("%s — %s scale as run: %d layers, d = %s, h = %s, I = %s; pre-training (mean ± std over %d "
-                    "seeds)" % (results["title"], results["scale"], config.get("num_hidden_layers", 0),
-                                config.get("hidden_size"), config.get("num_attention_heads"),
-                                config.get("intermediate_size"), seeds), fontsize=10)
+    figure.suptitle(_title(results, "; pre-training (mean ± std over %d seeds)" % seeds), fontsize=10)
     figure.tight_layout(rect=(0, 0, 1, 0.95))
     figure.savefig(path, dpi=110)
     plt.close(figure)

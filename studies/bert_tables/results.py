@@ -140,7 +140,11 @@ def markdown(results, scale_note):
         paper = row["paper"] or {}
         pre = row["pretraining"]
         run = row.get("fine_tuning_run", dict(mnli=True, squad=True))
-        cells = [row["name"], row["hidden_size"], row["num_heads"], row["head_size"],
+        config = row["config"]
+        run_head_size = config["head_size"] or config["hidden_size"] // config["num_attention_heads"]
+        cells = [row["name"], "%d (%d)" % (row["hidden_size"], config["hidden_size"]),
+                 "%d (%d)" % (row["num_heads"], config["num_attention_heads"]),
+                 "%d (%d)" % (row["head_size"], run_head_size),
                  "%.2fM" % (row["params"]["run_scale"] / 1e6), "%.1fM" % (row["params"]["paper_scale"] / 1e6),
                  "%sM" % paper["params_m"] if paper else "—",
                  _ours(row["squad_f1"], run=run["squad"]), _paper(paper.get("squad_f1")),
@@ -158,6 +162,7 @@ def markdown(results, scale_note):
             rank = row.get("mean_logit_rank")
             cells.append("—" if rank is None else "%.1f (bound %.1f)" % (rank, row["rank_bound"]))
         lines.append("| " + " | ".join(str(c) for c in cells) + " |")
+    lines += ["", "d, h and d_p are the paper's, with the run's own in parentheses."]
     if has_held_out:
         lines += ["", "Held-out: mean±std over the pre-training seeds, on --eval_corpus, at the end of "
                   "pre-training (the plot has every checkpoint's). Mean logit rank: over the probe's examples, "

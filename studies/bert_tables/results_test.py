@@ -52,6 +52,10 @@ def test_rows_are_summarised_over_seeds_beside_the_papers_numbers(tmp_path):
     assert cells["SQuAD F1"] == "22.00±2.83" and cells["SQuAD F1 (paper)"] == "88.53±0.06"
     assert cells["MNLI-m"] == "60.00±14.14" and cells["MNLI (paper)"] == "82.5±0.1"
     assert cells["params (paper)"] == "130M" and cells["params (paper scale)"] == "129.9M"
+    # The paper's sizes, the run's own beside them: tiny divides d and d_p by 8.
+    assert (cells["| row"], cells["d"], cells["h"], cells["d_p"]) == ("| dp32", "512 (64)", "8 (8)", "32 (4)")
+    assert "d, h and d_p are the paper's, with the run's own in parentheses." in lines
+    assert plots.sizes_as_run(collected) == "tiny scale as run: 2 layers, d = 64, h = 8, d_p = 4, 8, 16, 32, I = 512"
 
     png = plots.write(str(tmp_path), collected)
     assert Image.open(png).size[0] > 1000
