@@ -59,6 +59,9 @@ def collect(scale, output_dir):
             run_config=dict(hidden_size=config.hidden_size, head_size=config.attention_head_size,
                             intermediate_size=config.intermediate_size, initializer=config.initializer,
                             layers="%d+%d" % (config.num_encoder_layers, config.num_decoder_layers)),
+            paper_config=dict(hidden_size=paper_config.hidden_size, head_size=paper_config.attention_head_size,
+                              intermediate_size=paper_config.intermediate_size,
+                              layers="%d+%d" % (paper_config.num_encoder_layers, paper_config.num_decoder_layers)),
             params=dict(run_scale=count_parameters(config)["total"],
                         paper_scale=count_parameters(paper_config)["total"]),
             trainable_share=report["trainable_share"],
@@ -82,19 +85,19 @@ def markdown(results, scale_note):
              "(marked * where a run's best came at its last evaluation: it was still improving when its steps "
              "ran out); "
              "'of baseline' is the row's test BLEU over its preset's unfrozen row's.", ""]
-    header = ["row", "frozen", "d (d_p, FFN), layers", "params (ours)", "params (paper scale)", "trainable",
+    header = ["row", "frozen", "d (d_p, FFN), layers", "d (d_p, FFN), layers (paper)", "params (ours)", "params (paper scale)", "trainable",
               "trainable (paper scale)", "dev BLEU", "test BLEU", "of baseline", "test chrF", "epochs"]
     lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for row in results["rows"]:
-        run = row["run_config"]
         share = row["share_of_baseline_bleu"]
-        cells = [row["name"], row["freeze"] or "—",
-                 "%d (%d, %d), %s" % (run["hidden_size"], run["head_size"], run["intermediate_size"], run["layers"]),
-                 "%.2fM" % (row["params"]["run_scale"] / 1e6), "%.1fM" % (row["params"]["paper_scale"] / 1e6),
-                 "%.1f%%" % (100 * row["trainable_share"]), "%.1f%%" % (100 * row["paper_scale_trainable_share"]),
-                 mean_std_text(row, "dev_bleu", 2), mean_std_text(row, "test_bleu", 2),
-                 "—" if share is None else "%.0f%%" % (100 * share), mean_std_text(row, "test_chrf", 1),
-                 mean_std_text(row, "epochs_to_best", 2) + ("*" if row["still_improving"] else "")]
+        cells = [row["name"], row["freeze"] or "—"] + [
+            "%d (%d, %d), %s" % (sizes["hidden_size"], sizes["head_size"], sizes["intermediate_size"], sizes["layers"])
+            for sizes in (row["run_config"], row["paper_config"])] + [
+            "%.2fM" % (row["params"]["run_scale"] / 1e6), "%.1fM" % (row["params"]["paper_scale"] / 1e6),
+            "%.1f%%" % (100 * row["trainable_share"]), "%.1f%%" % (100 * row["paper_scale_trainable_share"]),
+            mean_std_text(row, "dev_bleu", 2), mean_std_text(row, "test_bleu", 2),
+            "—" if share is None else "%.0f%%" % (100 * share), mean_std_text(row, "test_chrf", 1),
+            mean_std_text(row, "epochs_to_best", 2) + ("*" if row["still_improving"] else "")]
         lines.append("| " + " | ".join(cells) + " |")
     several = [row for row in results["rows"] if len(row["seeds"]) > 1]
     if several:

@@ -161,6 +161,11 @@ def test_small_scale_end_to_end_on_a_slice_averages_seeds(monkeypatch, tmp_path)
     table = open(written["results_md"]).read()
     assert "Small scale" in table and "BLEU, chrF and epochs of transformer-tiny/ffn: mean ± sample standard " \
         "deviation over seeds 1, 2" in table
+    # The sizes as run beside the paper's transformer-tiny (d 256, 8 heads, FFN 1536, 6 + 2 layers).
+    header = next(line for line in table.splitlines() if line.startswith("| row |")).split(" | ")
+    half = dict(zip(header, next(line for line in table.splitlines() if "/ffn_width_half |" in line).split(" | ")))
+    assert (half["d (d_p, FFN), layers"], half["d (d_p, FFN), layers (paper)"]) == ("16 (2, 48), 1+1",
+                                                                                     "256 (32, 768), 6+2")
     assert sorted(d for d in os.listdir(tmp_path / "out") if d.startswith("transformer-tiny")) == [
         "transformer-tiny_attention_head_size_half_seed1", "transformer-tiny_ffn_seed1", "transformer-tiny_ffn_seed2",
         "transformer-tiny_ffn_width_half_seed1", "transformer-tiny_ffn_width_quarter_seed1"]
