@@ -11,7 +11,8 @@ pre-training seeds (small), the held-out masked-LM accuracy and loss are
 mean ± std over the pre-training seeds, and fine-tuning that was not run
 says so, and the unigram baseline (what word frequencies alone score on the
 held-out masked tokens, unigram_baseline.py) stands beside them. results.md sets them out in the paper's
-layout with the paper's published numbers in their own, labelled columns.
+layout with the paper's published numbers in their own, labelled columns, and
+the sizes d, h and d_p as the paper's with the run's own in parentheses.
 """
 
 import json

@@ -85,8 +85,9 @@ def markdown(results, scale_note):
              "(marked * where a run's best came at its last evaluation: it was still improving when its steps "
              "ran out); "
              "'of baseline' is the row's test BLEU over its preset's unfrozen row's.", ""]
-    header = ["row", "frozen", "d (d_p, FFN), layers", "d (d_p, FFN), layers (paper)", "params (ours)", "params (paper scale)", "trainable",
-              "trainable (paper scale)", "dev BLEU", "test BLEU", "of baseline", "test chrF", "epochs"]
+    header = ["row", "frozen", "d (d_p, FFN), layers", "d (d_p, FFN), layers (paper)", "params (ours)",
+              "params (paper scale)", "trainable", "trainable (paper scale)", "dev BLEU", "test BLEU", "of baseline",
+              "test chrF", "epochs"]
     lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for row in results["rows"]:
         share = row["share_of_baseline_bleu"]
