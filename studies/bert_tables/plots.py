@@ -34,16 +34,13 @@ def sizes_as_run(results):
 
     A size the rows vary is listed once per value, in ascending order ("d_p = 8, 16, 32, 64").
     """
-    configs = [row["config"] for row in results["rows"]]
-
     def values(get):
-        return ", ".join(str(value) for value in sorted({get(config) for config in configs}))
+        return ", ".join(str(value) for value in sorted({get(row) for row in results["rows"]}))
 
     return "%s scale as run: %s layers, d = %s, h = %s, d_p = %s, I = %s" % (
-        results["scale"], values(lambda c: c["num_hidden_layers"]), values(lambda c: c["hidden_size"]),
-        values(lambda c: c["num_attention_heads"]),
-        values(lambda c: c["head_size"] or c["hidden_size"] // c["num_attention_heads"]),
-        values(lambda c: c["intermediate_size"]))
+        results["scale"], values(lambda row: row["config"]["num_hidden_layers"]),
+        values(lambda row: row["config"]["hidden_size"]), values(lambda row: _run_value(row, "num_heads")),
+        values(lambda row: _run_value(row, "head_size")), values(lambda row: row["config"]["intermediate_size"]))
 
 
 def _title(results, extra=""):

@@ -141,11 +141,10 @@ def markdown(results, scale_note):
         paper = row["paper"] or {}
         pre = row["pretraining"]
         run = row.get("fine_tuning_run", dict(mnli=True, squad=True))
-        config = row["config"]
-        run_head_size = config["head_size"] or config["hidden_size"] // config["num_attention_heads"]
-        cells = [row["name"], "%d (%d)" % (row["hidden_size"], config["hidden_size"]),
-                 "%d (%d)" % (row["num_heads"], config["num_attention_heads"]),
-                 "%d (%d)" % (row["head_size"], run_head_size),
+        config = modeling.BertConfig.from_dict(row["config"])
+        cells = [row["name"], "%d (%d)" % (row["hidden_size"], config.hidden_size),
+                 "%d (%d)" % (row["num_heads"], config.num_attention_heads),
+                 "%d (%d)" % (row["head_size"], config.attention_head_size),
                  "%.2fM" % (row["params"]["run_scale"] / 1e6), "%.1fM" % (row["params"]["paper_scale"] / 1e6),
                  "%sM" % paper["params_m"] if paper else "—",
                  _ours(row["squad_f1"], run=run["squad"]), _paper(paper.get("squad_f1")),

@@ -37,6 +37,13 @@ def _run(directory, seed):
                            for point in read_early_stopping(directory).get("history", [])])
 
 
+def _sizes(config):
+    """d, d_p, FFN and "encoder+decoder" layers of an NmtConfig."""
+    return dict(hidden_size=config.hidden_size, head_size=config.attention_head_size,
+                intermediate_size=config.intermediate_size,
+                layers="%d+%d" % (config.num_encoder_layers, config.num_decoder_layers))
+
+
 def collect(scale, output_dir):
     """Every row's model, trainable share, BLEU, chrF and epochs to its best dev BLEU, from its runs' files.
 
@@ -56,12 +63,7 @@ def collect(scale, output_dir):
         rows.append(dict(
             name=row.name, preset=row.preset, freeze=row.freeze, run_dir=directory,
             ffn_divisor=row.ffn_divisor, head_size_divisor=row.head_size_divisor,
-            run_config=dict(hidden_size=config.hidden_size, head_size=config.attention_head_size,
-                            intermediate_size=config.intermediate_size, initializer=config.initializer,
-                            layers="%d+%d" % (config.num_encoder_layers, config.num_decoder_layers)),
-            paper_config=dict(hidden_size=paper_config.hidden_size, head_size=paper_config.attention_head_size,
-                              intermediate_size=paper_config.intermediate_size,
-                              layers="%d+%d" % (paper_config.num_encoder_layers, paper_config.num_decoder_layers)),
+            run_config=dict(_sizes(config), initializer=config.initializer), paper_config=_sizes(paper_config),
             params=dict(run_scale=count_parameters(config)["total"],
                         paper_scale=count_parameters(paper_config)["total"]),
             trainable_share=report["trainable_share"],
