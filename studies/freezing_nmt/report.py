@@ -119,6 +119,20 @@ def _sizes_as_run(results):
                                                     run["layers"])
 
 
+def _label_sides(points, span):
+    """(row, +1 above or -1 below) for each row's label, in order of trainable share.
+
+    A label goes above its point unless the nearest point labelled before it, within 20 points of
+    share and a tenth of the BLEU `span`, took that side: then below, so that neighbours do not overlap.
+    """
+    placed = []  # (share in %, BLEU, side)
+    for row in sorted(points, key=lambda r: r["trainable_share"]):
+        x, y = 100 * row["trainable_share"], row["test_bleu"]
+        near = [(abs(x - px), side) for px, py, side in placed if abs(x - px) < 20 and abs(y - py) < 0.1 * (span or 1.0)]
+        placed.append((x, y, -min(near)[1] if near else 1))
+        yield row, placed[-1][2]
+
+
 def plot(output_dir, results):
     """freezing_nmt.png: test BLEU against the trainable share, and every run's dev BLEU against epochs.
 
@@ -131,13 +145,13 @@ def plot(output_dir, results):
         points = [row for row in results["rows"] if row["preset"] == preset]
         ax.errorbar([100 * r["trainable_share"] for r in points], [r["test_bleu"] for r in points],
                     yerr=[r["test_bleu_std"] or 0 for r in points], fmt="o", capsize=3, label=preset)
-        # Labels alternate above and below their points, so that neighbours do not overlap.
-        for index, r in enumerate(sorted(points, key=lambda r: r["trainable_share"])):
+        span = max(r["test_bleu"] for r in results["rows"]) - min(r["test_bleu"] for r in results["rows"])
+        for r, side in _label_sides(points, span):
             label = (r["freeze"] or "none").replace(",", "+")
             if r["ffn_divisor"] > 1 or r["head_size_divisor"] > 1:
-                label += " (%s)" % r["name"].split("/")[-1].replace("_", " ")
+                label = r["name"].split("/")[-1].replace("_", " ")
             ax.annotate(label, (100 * r["trainable_share"], r["test_bleu"]), fontsize=7,
-                        xytext=(3, 4 if index % 2 == 0 else -11), textcoords="offset points")
+                        xytext=(3, 4 if side > 0 else -11), textcoords="offset points")
     ax.set_xlim(-2, 118)  # room for the labels of the rows at 100%
     ax.set_xlabel("trainable parameters (%); each point is labelled with what is frozen")
     ax.set_ylabel("test BLEU at the best dev checkpoint" + (" (mean ± std where several seeds ran)" if any(

@@ -8,7 +8,7 @@ import re
 import pytest
 
 from nmt import synthetic
-from studies.freezing_nmt import experiments as nmt_experiments, study as nmt_study
+from studies.freezing_nmt import experiments as nmt_experiments, report, study as nmt_study
 from nmt.parameter_groups import count_parameters
 from nmt.task import NmtOptions
 from reproduction import runner
@@ -169,3 +169,14 @@ def test_small_scale_end_to_end_on_a_slice_averages_seeds(monkeypatch, tmp_path)
     assert sorted(d for d in os.listdir(tmp_path / "out") if d.startswith("transformer-tiny")) == [
         "transformer-tiny_attention_head_size_half_seed1", "transformer-tiny_ffn_seed1", "transformer-tiny_ffn_seed2",
         "transformer-tiny_ffn_width_half_seed1", "transformer-tiny_ffn_width_quarter_seed1"]
+
+
+def test_plot_labels_of_close_points_go_to_opposite_sides():
+    # ffn at half and a quarter width sit 10 points of share and 0.1 BLEU apart: one label above, one
+    # below; a point far from both in BLEU keeps the default (above).
+    rows = [dict(name="half", trainable_share=0.775, test_bleu=29.8),
+            dict(name="attention", trainable_share=0.846, test_bleu=22.4),
+            dict(name="quarter", trainable_share=0.872, test_bleu=29.7),
+            dict(name="none", trainable_share=1.0, test_bleu=34.0)]
+    sides = {row["name"]: side for row, side in report._label_sides(rows, span=26.0)}
+    assert sides == {"half": 1, "attention": 1, "quarter": -1, "none": 1}
