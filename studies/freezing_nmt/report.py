@@ -128,7 +128,8 @@ def _label_sides(points, span):
     placed = []  # (share in %, BLEU, side)
     for row in sorted(points, key=lambda r: r["trainable_share"]):
         x, y = 100 * row["trainable_share"], row["test_bleu"]
-        near = [(abs(x - px), side) for px, py, side in placed if abs(x - px) < 20 and abs(y - py) < 0.1 * (span or 1.0)]
+        near = [(abs(x - px), side) for px, py, side in placed
+                if abs(x - px) < 20 and abs(y - py) < 0.1 * (span or 1.0)]
         placed.append((x, y, -min(near)[1] if near else 1))
         yield row, placed[-1][2]
 
