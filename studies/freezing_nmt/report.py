@@ -142,11 +142,11 @@ def plot(output_dir, results):
     """
     path = os.path.join(output_dir, "freezing_nmt.png")
     figure, (ax, curves) = plt.subplots(1, 2, figsize=(16, 6), gridspec_kw=dict(width_ratios=(1, 1)))
+    span = max(r["test_bleu"] for r in results["rows"]) - min(r["test_bleu"] for r in results["rows"])
     for preset in dict.fromkeys(row["preset"] for row in results["rows"]):
         points = [row for row in results["rows"] if row["preset"] == preset]
         ax.errorbar([100 * r["trainable_share"] for r in points], [r["test_bleu"] for r in points],
                     yerr=[r["test_bleu_std"] or 0 for r in points], fmt="o", capsize=3, label=preset)
-        span = max(r["test_bleu"] for r in results["rows"]) - min(r["test_bleu"] for r in results["rows"])
         for r, side in _label_sides(points, span):
             label = (r["freeze"] or "none").replace(",", "+")
             if r["ffn_divisor"] > 1 or r["head_size_divisor"] > 1:
