@@ -9,6 +9,7 @@ steps reading its outputs are checked through it):
 
   <runs_dir>/<row folder>/eval_results.txt             a kept file
   <runs_dir>/<row folder>/eval_results.txt.inputs.json  the step's inputs, portable (no machine's paths)
+  <runs_dir>/<row folder>/eval_results.txt.machine.json where and how it ran (CPU, dtype, threads, time)
 
 A step not finished under --output_dir whose files the folder holds is
 restored from it (its kept files copied back, and a mark beside its first
@@ -84,6 +85,8 @@ class RunArchive:
         """Copies the held run's kept files and inputs to their places under --output_dir and marks it reused."""
         for path in step.kept_files():
             _copy(self._path(path), path)
+        if os.path.exists(self._path(step.machine_file())):
+            _copy(self._path(step.machine_file()), step.machine_file())
         _copy(self._inputs_path(step), step.inputs_file())
         _write_json(step.reused_file(), dict(step=step.name, runs_dir=self.directory))
 
@@ -102,6 +105,8 @@ class RunArchive:
                 return False
         for path in step.kept_files():
             _copy(path, self._path(path))
+        if step.kept_files() and os.path.exists(step.machine_file()):
+            _copy(step.machine_file(), self._path(step.machine_file()))
         _write_json(self._inputs_path(step), plan_lib.portable_inputs(recorded, self.output_dir, self.produced))
         return True
 

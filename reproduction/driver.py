@@ -23,7 +23,7 @@ from absl import logging
 
 from options import Options, option
 import outputs
-from reproduction import archive, plan as plan_lib, runner, selection, slurm
+from reproduction import archive, plan as plan_lib, processes, runner, selection, slurm
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCALES = ("paper", "small", "tiny")
@@ -41,6 +41,11 @@ class ReproduceOptions(slurm.SlurmOptions):
     dtype: Optional[str] = option(
         None, "--dtype of every training run. Default: the study's (float32 unless its README says otherwise).",
         choices=("float32", "bfloat16", "float16"))
+    parallel_runs: Optional[int] = option(
+        None, "How many of the plan's runs go at once, each in a process of its own on its share of the cores "
+        "(with 2 cores and 2 runs: one core each), a run starting once the runs it reads from are finished; its "
+        "log goes to <output_dir>/logs/. 1: one after the other in this process. Default: the study's, measured "
+        "per scale and number of cores (docs/reproduction.md#runs-side-by-side).", minimum=1)
     dry_run: bool = option(False, "Write and print the plan (plan.sh, plan.md); run nothing (with --launcher=slurm: "
                            "also write the job scripts and submit.sh; submit nothing).")
     rows: Optional[str] = option(
@@ -178,6 +183,25 @@ def _launch_on_slurm(steps, plan_steps, options, experiment, output_dir, kept_ru
     return launched
 
 
+def precision(steps):
+    """The one --dtype of the plan's training steps (None when no step takes one).
+
+    Raises:
+      ValueError: when the steps would train in several precisions: the rows of one verdict must not mix them.
+    """
+    dtypes = sorted({step.flags["dtype"] for step in steps if "dtype" in step.flags})
+    if len(dtypes) > 1:
+        raise ValueError("The plan's steps train in several precisions (--dtype %s): a study's rows are compared "
+                         "with each other, so they all run in one." % " and ".join(dtypes))
+    return dtypes[0] if dtypes else None
+
+
+def precision_line(dtype):
+    """plan.md's line on the precision every training run of the study uses."""
+    return ("\nPrecision: every training run in %s (--dtype), recorded with the CPU it ran on in each run's "
+            "<output>.machine.json.\n" % dtype)
+
+
 def run(options, registry):
     """Plans, runs and reports the experiment of `options` (a ReproduceOptions with `experiment`).
 
@@ -191,6 +215,9 @@ def run(options, registry):
     options.validate()
     study = registry.get(options.experiment)
     plan = study.plan(options)
+    dtype = precision(plan.steps)
+    if dtype:
+        plan.markdown = plan.markdown.rstrip("\n") + "\n" + precision_line(dtype)
     output_dir = options.output_dir
     os.makedirs(output_dir, exist_ok=True)
     written = dict(
@@ -213,7 +240,11 @@ def run(options, registry):
     if options.launcher == "slurm":
         written["slurm"] = _launch_on_slurm(steps, plan.steps, options, study.name, output_dir, kept_runs)
         return written
-    ran, skipped = runner.run(steps, study.programs(), output_dir=output_dir, archive=kept_runs)
+    parallel_runs = options.parallel_runs or study.parallel_runs(options.scale, len(processes.usable_cores()))
+    logging.info("--parallel_runs=%d%s on %d core(s).", parallel_runs, "" if options.parallel_runs else
+                 " (the study's default at this scale)", len(processes.usable_cores()))
+    ran, skipped = runner.run(steps, study.programs(), output_dir=output_dir, archive=kept_runs,
+                              parallel_runs=parallel_runs)
     logging.info("Ran %d steps, skipped %d finished ones.", ran, skipped)
     unfinished = [step.name for step in plan.steps if step.kept_files() and not step.is_done()]
     if unfinished:

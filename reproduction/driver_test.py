@@ -13,7 +13,7 @@ import shutil
 import pytest
 
 from options import Options, option
-from reproduction import driver, selection
+from reproduction import driver, processes, selection
 from reproduction.plan import Step
 from reproduction.registry import Registry
 from reproduction.study import Plan, Study
@@ -288,3 +288,97 @@ def test_a_study_options_class_with_checks_of_its_own_is_refused():
     with pytest.raises(TypeError, match=r"^_Checked \(--experiment=checked\) has a validate\(\) of its own, which "
                                         r"reproduce_paper_tables\.py's options would not run"):
         driver.options_class(Registry([_study("checked", _Checked)]))
+
+
+def _files(folder):
+    """{relative path: text, the folder's path as <out>} of every file under `folder` but logs and machine records."""
+    found = {}
+    for directory, _, names in os.walk(folder):
+        for name in names:
+            path = os.path.join(directory, name)
+            relative = os.path.relpath(path, folder)
+            if not relative.startswith("logs") and not name.endswith(".machine.json"):
+                found[relative] = open(path).read().replace(str(folder), "<out>")
+    return found
+
+
+def test_parallel_runs_give_the_files_of_one_at_a_time_and_respect_what_reads_what(tmp_path, corpus):
+    one = _run(tmp_path / "one", corpus, parallel_runs=1)
+    assert len(CALLS) == 7  # in this process
+    two = _run(tmp_path / "two", corpus, parallel_runs=2)
+    assert CALLS == []  # every step ran in a child process
+    assert two["results"] == one["results"]
+    assert _files(tmp_path / "two") == _files(tmp_path / "one")
+    # Each child logged to logs/<step>.log, ran on one core of its own, and recorded where it ran.
+    logs = sorted(os.listdir(tmp_path / "two" / "logs"))
+    assert logs == sorted(["data.log"] + ["%s.log" % name for name in two["results"]])
+    assert re.search(r"^=== .*: ffn_seed1 on cores \d+$", (tmp_path / "two" / "logs" / "ffn_seed1.log").read_text(), re.M)
+    record = json.loads((tmp_path / "two" / "ffn_seed1" / "result.txt.machine.json").read_text())
+    assert record["parallel_runs"] == 2 and record["threads"] == max(1, len(os.sched_getaffinity(0)) // 2)
+    assert re.match(r".*, family \S+ model \S+, (native bfloat16 \(\S+\)|no native bfloat16), \d+ cores$", record["cpu"])
+    # ffn_seed1 read the vocabulary none_seed1 learned: it started only once none_seed1 had finished.
+    assert os.path.getmtime(tmp_path / "two" / "ffn_seed1" / "result.txt.inputs.json") >= os.path.getmtime(
+        tmp_path / "two" / "none_seed1" / "result.txt")
+    # A second run finds everything finished and starts no process.
+    again = _run(tmp_path / "two", corpus, parallel_runs=2)
+    assert again["results"] == one["results"] and logs == sorted(os.listdir(tmp_path / "two" / "logs"))
+
+
+def test_a_failing_run_beside_others_names_its_log_and_lets_the_others_finish(tmp_path, corpus):
+    # none_seed1 cannot write its vocabulary (a folder where the file goes): its process fails while data runs.
+    os.makedirs(tmp_path / "out" / "none_seed1")
+    (tmp_path / "out" / "none_seed1" / "vocab.txt").mkdir()
+    with pytest.raises(RuntimeError, match=r"^1 step\(s\) failed: none_seed1\. Their logs: .*/logs/none_seed1\.log\. "
+                                           r"Fix the cause and run the same command again"):
+        _run(tmp_path / "out", corpus, rows="model/ffn,deep/none", seeds="1", parallel_runs=2)
+    assert "IsADirectoryError" in (tmp_path / "out" / "logs" / "none_seed1.log").read_text()
+    # The run started beside it finished; none started after the failure.
+    assert (tmp_path / "out" / "data" / "records").exists()
+    assert not (tmp_path / "out" / "deep_seed1").exists() and not (tmp_path / "out" / "ffn_seed1").exists()
+
+
+def test_outputs_without_a_record_of_their_inputs_are_refused_not_adopted(tmp_path, corpus):
+    _run(tmp_path / "out", corpus, rows="model/none", seeds="1")
+    os.remove(tmp_path / "out" / "none_seed1" / "result.txt.inputs.json")
+    with pytest.raises(ValueError, match=r"^Step none_seed1 has its outputs \(.*/none_seed1/result\.txt\) but no record of "
+                                         r"the inputs it ran with \(.*\): they may be another run's\. Remove them"):
+        _run(tmp_path / "out", corpus, rows="model/none", seeds="1")
+
+
+def test_a_run_killed_before_its_outputs_is_not_resumed_on_other_inputs(tmp_path, corpus):
+    # The record is written before the run: a run killed half-way and re-run on other text is refused.
+    def killed(options):
+        raise KeyboardInterrupt
+
+    study = _Study()
+    study.programs = lambda: {"fake.py": (_ProgramOptions, killed)}
+    options = _Options(output_dir=str(tmp_path / "out"), corpus=str(corpus), rows="model/none", seeds="1")
+    with pytest.raises(KeyboardInterrupt):
+        driver.run(options, Registry([study]))
+    assert (tmp_path / "out" / "none_seed1" / "result.txt.inputs.json").exists()
+    other = tmp_path / "other.txt"
+    other.write_text("other text\n")
+    with pytest.raises(ValueError, match=r"^Step none_seed1 started earlier with other inputs: --input_file was .*"
+                                         r"remove them and its checkpoints to run the step again\.$"):
+        _run(tmp_path / "out", other, rows="model/none", seeds="1")
+    assert CALLS == []
+    _run(tmp_path / "out", corpus, rows="model/none", seeds="1")  # the same inputs: it resumes
+    assert CALLS == ["none_seed1"]
+
+
+def test_a_plan_mixing_precisions_is_refused_and_plan_md_names_its_one():
+    steps = [Step(name, name, "train", "fake.py", dict(output_dir="/x/" + name, dtype=dtype), ("/x/%s/r" % name,))
+             for name, dtype in (("a", "float32"), ("b", "bfloat16"))]
+    with pytest.raises(ValueError, match=r"^The plan's steps train in several precisions \(--dtype bfloat16 and "
+                                         r"float32\): a study's rows are compared"):
+        driver.precision(steps)
+    assert driver.precision(steps[:1]) == "float32" and driver.precision([]) is None
+    assert "every training run in bfloat16 (--dtype)" in driver.precision_line("bfloat16")
+
+
+@pytest.mark.parametrize("n, cores, shares", [
+    (1, [0, 1], [[0, 1]]), (2, [0, 1], [[0], [1]]), (2, [0, 1, 2, 3, 4], [[0, 1], [2, 3, 4]]),
+    (3, [4, 5], [[4], [5], [4]]),
+])
+def test_core_shares_are_disjoint_until_there_are_more_runs_than_cores(n, cores, shares):
+    assert processes.core_shares(n, cores) == shares

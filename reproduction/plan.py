@@ -28,6 +28,7 @@ _OUTPUT_FLAGS = frozenset(("output_dir", "output_file", "summary_file", "plot_fi
 _WRITTEN_FLAGS = _OUTPUT_FLAGS - {"init_checkpoint"}
 INPUTS_SUFFIX = ".inputs.json"
 REUSED_SUFFIX = ".reused.json"
+MACHINE_SUFFIX = ".machine.json"
 _HASHED_BYTES = 64 << 20
 # A path left for the environment to give (a dry run without data paths).
 _PLACEHOLDER = re.compile(r"\$\{[A-Z_]+\}")
@@ -84,6 +85,11 @@ class Step:
     def reused_file(self):
         """The mark of a step restored from kept runs instead of run here: beside its first output."""
         return self.outputs[0] + REUSED_SUFFIX
+
+    def machine_file(self):
+        """Where the runner records where and how the step ran (CPU, dtype, threads, wall time): beside its first
+        output."""
+        return self.outputs[0] + MACHINE_SUFFIX
 
     def folders(self):
         """The folders the step writes its outputs to."""

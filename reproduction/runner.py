@@ -1,26 +1,36 @@
-"""Runs a plan's steps in process, skipping finished ones, with a progress line per step.
+"""Runs a plan's steps, skipping finished ones, with progress and an ETA for the whole plan.
 
 Each step calls the same library function as its entry point does, with the
 options built from the step's flags (`Options(**flags)`), so a step behaves
-exactly as its line in plan.sh. An interrupted step is simply run again: the
-entry points resume from their own checkpoints, and their outputs appear
-only when complete, so a step is either finished or not. A finished step
-counts as done only for the inputs it ran with (its flags and the files they
-name, kept beside its outputs in <output>.inputs.json): a re-run with other
-inputs (another corpus, another config) is refused, naming the flag.
+exactly as its line in plan.sh: in this process, one step after another, or
+with `parallel_runs` > 1 several at once, each in a child process on its
+share of the cores (reproduction/processes.py), a step starting only once the
+steps it reads from (plan.Step.reads_from) are finished.
+
+An interrupted step is simply run again: the entry points resume from their
+own checkpoints, and their outputs appear only when complete, so a step is
+either finished or not. A step runs only for the inputs recorded for it (its
+flags and the files they name, in <output>.inputs.json), written *before* it
+starts: a finished or half-run step found with other inputs (another corpus,
+another config) is refused, naming the flag, and a finished one found with no
+record is refused too, since nothing tells what it ran on. Once a step
+finishes, <output>.machine.json records where and how it ran: the CPU, its
+bfloat16 support, the dtype, the threads, the wall time.
 """
 
 import inspect
 import json
 import os
+import platform
 import time
 
+import tensorflow as tf
 import tf_keras
 from absl import logging
 
 import outputs
-from reproduction import plan as plan_lib
-
+from reproduction import plan as plan_lib, processes
+from training import compute_dtype
 
 def options_of(step, programs):
     """The step's flags as its entry point's options object (what its command line parses to)."""
@@ -29,33 +39,74 @@ def options_of(step, programs):
 
 
 def _write_inputs(step):
+    os.makedirs(os.path.dirname(step.inputs_file()) or ".", exist_ok=True)
     outputs.write_text(step.inputs_file(), json.dumps(step.inputs(), indent=1, sort_keys=True) + "\n")
 
 
-def check_inputs(step, output_dir, produced=()):
-    """A finished step counts as done only for the inputs it ran with (kept beside its outputs).
+def check_inputs(step, output_dir, produced=(), finished=True):
+    """A step counts as done, or resumes, only for the inputs recorded for it (kept beside its outputs).
 
     Files are compared by size and content hash, those the plan's steps write
     (in the folders `produced`) by their place under `output_dir`, so a folder
     of finished runs may move (plan.portable_inputs).
 
+    Args:
+      finished: whether the step's outputs exist; then a missing record is refused (nothing tells what the
+        outputs were computed from); for an unfinished step it means the step never started.
+
+    Returns:
+      Whether a record was found (and agreed).
+
     Raises:
-      ValueError: naming the step, the first flag whose value or files differ, and what to do.
+      ValueError: naming the step, the first flag whose value or files differ (or the missing record), and
+        what to do.
     """
     path = step.inputs_file()
-    current = step.inputs()
     if not os.path.exists(path):
-        _write_inputs(step)  # Finished before steps kept their inputs: adopted as they are now.
-        return
+        if finished:
+            raise ValueError(
+                "Step %s has its outputs (%s) but no record of the inputs it ran with (%s): they may be another "
+                "run's. Remove them to run the step again, or use a new --output_dir."
+                % (step.name, ", ".join(step.outputs), path))
+        return False
     with open(path, encoding="utf-8") as f:
         recorded = json.load(f)
-    difference = plan_lib.first_difference(recorded, current, output_dir, produced)
+    difference = plan_lib.first_difference(recorded, step.inputs(), output_dir, produced)
     if difference:
         name, was, now = difference
         raise ValueError(
-            "Step %s finished earlier with other inputs: --%s was %s, now %s. Its outputs (%s) are not this "
-            "run's: use a new --output_dir, or remove them to run the step again."
-            % (step.name, name, json.dumps(was), json.dumps(now), ", ".join(step.outputs)))
+            "Step %s %s earlier with other inputs: --%s was %s, now %s. Its outputs (%s) are not this "
+            "run's: use a new --output_dir, or remove them%s to run the step again."
+            % (step.name, "finished" if finished else "started", name, json.dumps(was), json.dumps(now),
+               ", ".join(step.outputs), "" if finished else " and its checkpoints"))
+    return True
+
+
+def call_step(options_class, run_step, flags):
+    """Runs a step's function with the options its flags parse to, then resets Keras' global state.
+
+    As on the command line, a --preset fills only the flags the step does not name, even one it sets to
+    its default value (`given`).
+    """
+    if "given" in inspect.signature(run_step).parameters:
+        run_step(options_class(**flags), given=set(flags))
+    else:
+        run_step(options_class(**flags))
+    # Each step builds its own models, and sets its own precision policy.
+    tf_keras.backend.clear_session()
+    tf_keras.mixed_precision.set_global_policy("float32")
+
+
+def machine_record(step, seconds, cores, parallel_runs):
+    """What <output>.machine.json says of a finished step: where and how it ran."""
+    return dict(step=step.name, cpu=compute_dtype.describe_cpu(), dtype=step.flags.get("dtype"),
+                cores=len(cores), threads=len(cores), parallel_runs=parallel_runs, seconds=round(seconds, 1),
+                finished=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), tensorflow=tf.__version__,
+                python=platform.python_version())
+
+
+def _write_machine(step, record):
+    outputs.write_text(step.machine_file(), json.dumps(record, indent=1, sort_keys=True) + "\n")
 
 
 def _duration(seconds):
@@ -114,74 +165,150 @@ def default_output_dir(steps):
     return os.path.commonpath([path for step in steps for path in step.outputs]) if steps else "."
 
 
-def run(steps, programs, before_step=None, output_dir=None, archive=None):
-    """Runs every unfinished step in order.
+class _Progress:
+    """The progress lines of a run: each step's start and end, elapsed time and an ETA for the plan."""
+
+    def __init__(self, steps, to_run, parallel_runs):
+        self.index = {step.name: number for number, step in enumerate(steps, 1)}
+        self.total = len(steps)
+        self.left = len(to_run)
+        self.parallel_runs = parallel_runs
+        self.started = time.time()
+        self.durations = []
+
+    def line(self, step, text, *args):
+        logging.info("[%d/%d] %s: " + text, self.index[step.name], self.total, step.name, *args)
+
+    def finished(self, step, seconds, running_for=()):
+        """Logs a finished step; running_for: how long each step still running has run."""
+        self.durations.append(seconds)
+        self.left -= 1
+        mean = sum(self.durations) / len(self.durations)
+        queued = self.left - len(running_for)
+        work = queued * mean + sum(max(mean - elapsed, 0.0) for elapsed in running_for)
+        eta = work / min(self.parallel_runs, max(self.left, 1))
+        self.line(step, "done in %s; elapsed %s, ETA %s for %d more step(s) (from the steps finished so far%s).",
+                  _duration(seconds), _duration(time.time() - self.started), _duration(eta), self.left,
+                  ", %d at a time" % self.parallel_runs if self.parallel_runs > 1 else "")
+
+
+def run(steps, programs, before_step=None, output_dir=None, archive=None, parallel_runs=1):
+    """Runs every unfinished step, one at a time in this process or `parallel_runs` at once in child processes.
 
     Args:
       steps: list of plan.Step.
       programs: {program: (options class, run function)}, the study's (Study.programs).
       before_step: called with each step before it runs (the driver writes
         the row configs there); may be None.
-      output_dir: the study's --output_dir (paths under it are compared relative to it); None: the
-        common folder of the steps' outputs.
+      output_dir: the study's --output_dir (paths under it are compared relative to it; the child processes'
+        logs go to its logs/); None: the common folder of the steps' outputs.
       archive: an archive.RunArchive of kept runs, or None.
+      parallel_runs: how many steps run at once, each in its own process on its share of the cores
+        (processes.core_shares); 1: in this process, in plan order.
 
     Returns:
       (number of steps run, number skipped as finished or restored).
+
+    Raises:
+      ValueError: a step's recorded inputs differ from its flags' (see check_inputs).
+      RuntimeError: a step ended without its outputs, or its process failed (its log named): with several
+        at once, the steps still running are let finish first, and no new one starts.
     """
-    started = time.time()
-    ran = skipped = 0
-    durations = []
     if output_dir is None:
         output_dir = default_output_dir(steps)
     produced = set().union(*(step.folders() for step in steps))
-    done_names, restored, left_out = schedule(steps, archive)
-    done = {step.name: step.name in done_names for step in steps}
-    for index, step in enumerate(steps, 1):
-        if done[step.name]:
+    done, restored, left_out = schedule(steps, archive)
+    to_run = [step for step in steps if step.name not in done | restored | left_out]
+    progress = _Progress(steps, to_run, parallel_runs)
+    for step in steps:
+        if step.name in done:
             check_inputs(step, output_dir, produced)
             if archive is not None and archive.keep(step):
-                logging.info("[%d/%d] %s: finished earlier; kept in %s.", index, len(steps), step.name,
-                             archive.directory)
-            skipped += 1
-            logging.info("[%d/%d] %s: finished earlier, skipped.", index, len(steps), step.name)
-            continue
-        if step.name in restored:
+                progress.line(step, "finished earlier; kept in %s.", archive.directory)
+            progress.line(step, "finished earlier, skipped.")
+        elif step.name in restored:
             archive.restore(step)
-            skipped += 1
-            logging.info("[%d/%d] %s: restored from the kept run in %s, not run.", index, len(steps), step.name,
-                         archive.directory)
-            continue
-        if step.name in left_out:
-            skipped += 1
-            logging.info("[%d/%d] %s: left out: every step that reads its outputs is finished.", index,
-                         len(steps), step.name)
-            continue
-        if before_step:
-            before_step(step)
-        options_class, run_step = programs[step.program]
-        step_started = time.time()
-        logging.info("[%d/%d] %s (%s): running.", index, len(steps), step.name, step.program)
-        if "given" in inspect.signature(run_step).parameters:
-            # As on the command line: a --preset fills only the flags the step does not name,
-            # even one the step sets to its default value.
-            run_step(options_class(**step.flags), given=set(step.flags))
-        else:
-            run_step(options_class(**step.flags))
-        # Each step builds its own models, and sets its own precision policy.
-        tf_keras.backend.clear_session()
-        tf_keras.mixed_precision.set_global_policy("float32")
-        if not step.is_done():
-            raise RuntimeError("Step %s ended without its outputs: %s" % (step.name, ", ".join(step.outputs)))
-        _write_inputs(step)
-        if archive is not None and archive.keep(step):
-            logging.info("[%d/%d] %s: kept in %s.", index, len(steps), step.name, archive.directory)
-        durations.append(time.time() - step_started)
-        ran += 1
-        remaining = sum(1 for later in steps[index:] if not (done[later.name] or later.name in restored or
-                                                                later.name in left_out))
-        eta = sum(durations) / len(durations) * remaining
-        logging.info("[%d/%d] %s: done in %s; elapsed %s, ETA %s for %d more step(s) (from the steps "
-                     "finished so far).", index, len(steps), step.name, _duration(durations[-1]),
-                     _duration(time.time() - started), _duration(eta), remaining)
-    return ran, skipped
+            progress.line(step, "restored from the kept run in %s, not run.", archive.directory)
+        elif step.name in left_out:
+            progress.line(step, "left out: every step that reads its outputs is finished.")
+        else:  # refused before anything runs, not after hours of other steps
+            check_inputs(step, output_dir, produced, finished=False)
+    if parallel_runs > 1 and to_run:
+        _run_in_processes(to_run, programs, before_step, output_dir, archive, parallel_runs, progress)
+    else:
+        for step in to_run:
+            _start(step, before_step, progress, "(%s): running." % step.program)
+            started = time.time()
+            call_step(*programs[step.program], step.flags)
+            _finish(step, time.time() - started, processes.usable_cores(), 1, archive, progress)
+    return len(to_run), len(steps) - len(to_run)
+
+
+def _start(step, before_step, progress, text):
+    """Before a step runs: its inputs recorded (see the module docstring), the study's hook called."""
+    if before_step:
+        before_step(step)
+    _write_inputs(step)
+    progress.line(step, text)
+
+
+def _finish(step, seconds, cores, parallel_runs, archive, progress, running_for=()):
+    """After a step ran: its outputs checked, where it ran recorded, its files kept, progress logged."""
+    if not step.is_done():
+        raise RuntimeError("Step %s ended without its outputs: %s" % (step.name, ", ".join(step.outputs)))
+    _write_machine(step, machine_record(step, seconds, cores, parallel_runs))
+    if archive is not None and archive.keep(step):
+        progress.line(step, "kept in %s.", archive.directory)
+    progress.finished(step, seconds, running_for)
+
+
+def _run_in_processes(to_run, programs, before_step, output_dir, archive, parallel_runs, progress):
+    """Runs the steps `parallel_runs` at a time, each on a fixed share of the cores, in dependency order."""
+    shares = processes.core_shares(parallel_runs)
+    free = list(range(parallel_runs))  # indices into shares
+    waiting, running, failed = list(to_run), {}, []  # running: share index -> StepProcess
+    try:
+        while waiting or running:
+            unfinished = [step for step in waiting] + [child.step for child in running.values()]
+            if not failed:
+                for step in list(waiting):
+                    if not free:
+                        break
+                    if any(step.reads_from(other) for other in unfinished if other is not step
+                           and to_run.index(other) < to_run.index(step)):
+                        continue  # an earlier step it reads from is not finished yet
+                    share = free.pop(0)
+                    options_class, run_function = programs[step.program]
+                    child = processes.StepProcess(step, options_class, run_function, shares[share], output_dir)
+                    _start(step, before_step, progress, "(%s): running on core(s) %s; log: %s." % (
+                        step.program, ",".join(map(str, shares[share])), child.log))
+                    child.start()
+                    running[share] = child
+                    waiting.remove(step)
+            elif not running:
+                break
+            time.sleep(0.5)
+            for share, child in list(running.items()):
+                code = child.finished()
+                if code is None:
+                    continue
+                del running[share]
+                free.append(share)
+                free.sort()
+                if code != 0 or not child.step.is_done():
+                    failed.append(child)
+                    logging.error("%s failed (exit code %d)%s; its log: %s. Last lines:\n%s", child.step.name, code,
+                                  "; waiting for the %d step(s) still running, starting none" % len(running)
+                                  if running else "", child.log, child.last_lines())
+                    continue
+                now = time.time()
+                _finish(child.step, now - child.started, child.cores, parallel_runs, archive, progress,
+                        [now - other.started for other in running.values()])
+    finally:
+        for child in running.values():  # an exception here (Ctrl-C): the children die with the run
+            child.stop()
+    if failed:
+        raise RuntimeError("%d step(s) failed: %s. Their logs: %s. Fix the cause and run the same command again: "
+                           "finished steps are skipped, the failed ones resume from their checkpoints."
+                           % (len(failed), ", ".join(child.step.name for child in failed),
+                              ", ".join(child.log for child in failed)))

@@ -21,8 +21,9 @@ Submitting again skips what is finished (the same checks as the local
 launcher, inputs included) and what is still queued or running (the new
 report job takes the place of an earlier one still waiting); a job
 requeued by Slurm (a node lost, a preemption) starts its step again, which
-resumes from its last checkpoint. A step writes its inputs (as the local
-runner keeps them) only once its outputs exist. With --dry_run the scripts
+resumes from its last checkpoint. A step records its inputs (as the local
+runner does) before it starts, and one found half-run with other inputs is
+refused at submission. With --dry_run the scripts
 are written with submit.sh, which submits them in order; nothing is submitted,
 but finished runs of --runs_dir are restored into --output_dir as without it,
 since the jobs of submit.sh read them there.
@@ -239,7 +240,7 @@ class Job:
 
 
 def step_script(step, resources, experiment, directory, root, python, header):
-    """The batch script of one step: its resources, its plan.sh line, then its inputs kept.
+    """The batch script of one step: its resources, its inputs recorded, then its plan.sh line.
 
     The job runs where reproduce_paper_tables.py was run (relative paths mean the same), the
     entry point from the checkout `root`.
@@ -268,9 +269,10 @@ def step_script(step, resources, experiment, directory, root, python, header):
         'echo "$(date -u +%FT%TZ) job ${SLURM_JOB_ID} on ${SLURM_JOB_NODELIST}: step ' + step.name + '"',
         "# Finished already (a requeued job whose step completed): nothing to do.",
         "if %s; then exit 0; fi" % done,
+        "# The step's inputs, recorded beside its outputs before it runs, as the local launcher records them.",
+        "mkdir -p %s && cp %s %s" % (shlex.quote(os.path.dirname(step.inputs_file())), shlex.quote(inputs),
+                                     shlex.quote(step.inputs_file())),
         launch + dataclasses.replace(step, program=os.path.join(root, step.program)).command_line(python='"${PYTHON}"'),
-        "# The step's inputs, kept beside its outputs as the local launcher keeps them.",
-        "%s && cp %s %s" % (done, shlex.quote(inputs), shlex.quote(step.inputs_file())),
     ]
     path = os.path.join(directory, name + ".sbatch")
     outputs.write_text(path, "\n".join(lines) + "\n")
@@ -436,6 +438,7 @@ def launch(steps, options, experiment, output_dir, archive=None, root=None, pyth
         elif step.name in left_out:
             skipped.append(step.name)
         else:
+            runner.check_inputs(step, output_dir, produced, finished=False)
             job_id = recorded.get(step.name, {}).get("job_id")
             if job_id and not options.dry_run and queued_state(job_id):
                 queued[step.name] = recorded[step.name]["job_id"]

@@ -70,9 +70,11 @@ def test_a_dry_run_writes_each_steps_script_with_its_resources_and_submit_sh_in_
     data = script("data/pretrain_128")
     assert "#SBATCH --nodes=1" in data and "#SBATCH --time=04:00:00" in data and "--gpus" not in data
     assert re.search(r"^\"\$\{PYTHON\}\" %s/create_pretraining_data.py " % ROOT, data, re.M)
-    # The inputs are kept only once the outputs exist.
-    assert data.rstrip().splitlines()[-1].endswith(
-        "&& cp %s/data.pretrain_128.inputs.json %s/out/data/pretrain_128.tfrecord.inputs.json" % (directory, tmp_path))
+    # The inputs are recorded before the step runs (the line before its command), after the finished-already check.
+    lines = data.rstrip().splitlines()
+    assert lines[-2] == "mkdir -p %s/out/data && cp %s/data.pretrain_128.inputs.json %s/out/data/pretrain_128.tfrecord" \
+        ".inputs.json" % (tmp_path, directory, tmp_path)
+    assert "create_pretraining_data.py" in lines[-1] and lines[-4].startswith("if test -e ")
 
     # submit.sh: each step after the jobs of the earlier steps it reads from; the report after every job.
     submit = open(launched["submit_sh"]).read()

@@ -71,6 +71,12 @@ class Study:
         """{program: (options class, run function)} of the entry points its steps run."""
         raise NotImplementedError
 
+    def parallel_runs(self, scale, cores):
+        """How many runs go at once by default at `scale` on `cores` cores (--parallel_runs): measured per family
+        (docs/performance.md#runs-side-by-side). 1 unless a study measured better."""
+        del scale, cores
+        return 1
+
     def plan(self, options):
         """The Plan of a run from reproduce_paper_tables.py's options; writes the row configs.
 

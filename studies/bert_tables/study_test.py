@@ -58,6 +58,12 @@ def test_a_table_runs_end_to_end_then_resumes_by_skipping_every_step(micro, tmp_
     assert "Ran 0 steps, skipped 7 finished ones." in caplog.messages
     assert again["results"] == written["results"]
 
+    # Its steps two at a time, each in a process on its share of the cores (each after the steps it reads
+    # from): the figures of the steps one at a time.
+    side_by_side = studies.run(_options(micro, tmp_path / "side_by_side", parallel_runs=2))
+    assert json.loads(json.dumps(side_by_side["results"]).replace(str(tmp_path / "side_by_side"), str(output_dir))) \
+        == json.loads(json.dumps(written["results"]))
+
 
 def test_an_unfinished_step_runs_again(micro, tmp_path, caplog):
     output_dir = tmp_path / "out"

@@ -100,12 +100,18 @@ def test_micro_run_end_to_end_then_resumes(monkeypatch, tmp_path, caplog):
     # and reports the same figures.
     kept = runs / "transformer-tiny_none"
     assert sorted(os.path.relpath(os.path.join(d, f), kept) for d, _, files in os.walk(kept) for f in files) == sorted(
-        nmt_experiments.KEPT_FILES + nmt_experiments.VOCABULARY_FILES + ("eval_results.txt.inputs.json",))
+        nmt_experiments.KEPT_FILES + nmt_experiments.VOCABULARY_FILES + ("eval_results.txt.inputs.json",
+                                                                         "eval_results.txt.machine.json"))
     caplog.clear()
     with caplog.at_level("INFO"):
         elsewhere = studies.run(_options(tmp_path / "elsewhere", experiment="freezing_nmt", runs_dir=str(runs)))
     assert "Ran 0 steps, skipped 5 finished ones." in caplog.messages
     assert _without_run_dirs(elsewhere["results"]) == _without_run_dirs(written["results"])
+    # Two rows side by side, each in a process on its share of the cores: the files of the runs one at a time.
+    studies.run(_options(tmp_path / "side_by_side", experiment="freezing_nmt", rows="none,ffn", parallel_runs=2))
+    for run in ("transformer-tiny_none", "transformer-tiny_ffn"):
+        for name in ("eval_results.txt", "test_results.txt", "translations.test.txt"):
+            assert (tmp_path / "side_by_side" / run / name).read_text() == (tmp_path / "out" / run / name).read_text()
 
 
 def test_paper_scale_without_data_is_named(tmp_path):

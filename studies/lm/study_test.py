@@ -210,3 +210,13 @@ def test_freezing_lm_initialises_as_the_toolkit_and_seeds_two_rows(tmp_path):
         assert config["initializer"] == "marian" and config["hidden_size"] == 128 and config["head_size"] == 16
     # Paper 1's figures keep BERT's initialisation, as their committed runs used.
     assert lm_experiments.SMALL.config(lm_experiments.EXPERIMENTS["lm_figure1"].rows[0]).initializer == "bert"
+
+
+def test_runs_side_by_side_give_the_figures_of_runs_one_at_a_time(monkeypatch, micro_text, tmp_path):
+    monkeypatch.setitem(lm_experiments.SCALES, "tiny", MICRO)
+    figure = lm_experiments.EXPERIMENTS["lm_figure1"]
+    monkeypatch.setitem(lm_experiments.EXPERIMENTS, "lm_figure1", dataclasses.replace(figure, rows=figure.rows[:2]))
+    one = studies.run(_options(tmp_path / "one", experiment="lm_figure1", parallel_runs=1, **micro_text))
+    two = studies.run(_options(tmp_path / "two", experiment="lm_figure1", parallel_runs=2, **micro_text))
+    assert _without_run_dirs(two["results"]) == _without_run_dirs(one["results"])
+    assert os.path.exists(tmp_path / "two" / "logs" / "standard_h4.log")
