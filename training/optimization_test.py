@@ -73,6 +73,35 @@ def test_adam_matches_a_numpy_transcription_with_bias_correction():
     assert sorted(training_checkpoint.optimizer_slots(optimizer, variables["w"])) == ["adam_m", "adam_v"]
 
 
+def test_adam_s_fused_update_is_keras_adam_s_for_dense_and_sparse_gradients():
+    rng = np.random.RandomState(3)
+    init = {"w": rng.randn(5, 4).astype(np.float32), "table": rng.randn(6, 3).astype(np.float32)}
+    ours = {k: tf.Variable(v, name=k) for k, v in init.items()}
+    keras = {k: tf.Variable(v, name=k) for k, v in init.items()}
+    optimizer = optimization.Adam(1e-2, beta_2=0.998)
+    reference = tf_keras.optimizers.Adam(learning_rate=1e-2, beta_1=0.9, beta_2=0.998, epsilon=1e-9)
+    optimizer.build(list(ours.values()))
+    reference.build(list(keras.values()))
+
+    @tf.function
+    def step(optimizer, variables, dense, rows, values):
+        optimizer.apply_gradients([(dense, variables["w"]),
+                                   (tf.IndexedSlices(values, rows, tf.constant([6, 3])), variables["table"])])
+
+    for scale in (0.1, 3.0, 0.5, 1.0):
+        dense = tf.constant((rng.randn(5, 4) * scale).astype(np.float32))
+        rows, values = tf.constant([0, 2, 2, 5]), tf.constant(rng.randn(4, 3).astype(np.float32))
+        step(optimizer, ours, dense, rows, values)
+        step(reference, keras, dense, rows, values)
+    for k in init:
+        # Float32 rounding apart (a few ulps of 1): each step moves a weight by up to 1e-2.
+        np.testing.assert_allclose(ours[k].numpy(), keras[k].numpy(), rtol=0, atol=1e-6, err_msg=k)
+        assert np.abs(ours[k].numpy() - init[k]).max() > 1e-3  # the variables moved
+    for mine, theirs in zip(optimizer.variables(), reference.variables()):
+        # The kernel takes 1 - beta_2 from float32(0.998), Keras from the Python float: 1.3e-5 apart, relatively.
+        np.testing.assert_allclose(mine.numpy(), theirs.numpy(), rtol=3e-5, atol=1e-7, err_msg=mine.name)
+
+
 def test_unknown_learning_rate_schedule():
     with pytest.raises(ValueError, match="--learning_rate_schedule=cosine is not supported"):
         optimization.create_optimizer("adamw", 1e-3, 10, 0, "cosine")
