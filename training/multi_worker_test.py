@@ -14,6 +14,7 @@ import contextlib
 import ctypes
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -116,13 +117,18 @@ def test_two_workers_train_as_one_process_and_resume_after_one_is_killed(tmp_pat
         # Meanwhile, the reference here: one device, the global batch, uninterrupted.
         pretraining.run(pretraining.PretrainingOptions(**flags, output_dir=str(reference_output)))
         assert processes.wait(killed) == -signal.SIGKILL, processes.log(killed)[-3000:]
-        # The chief's next all-reduce finds its peer gone (on loopback at once:
+        # The chief's next collective op finds its peer gone (on loopback at once:
         # the dead process's connections are reset) and the run stops, saying
-        # what to do.
+        # what to do. Which loop that is depends on timing the chief cannot
+        # control: the worker dies once its step 6 is trained, and the chief may
+        # still be inside the loop of steps 5-6 (its last all-reduce, or the
+        # reduction of the loop's losses, not yet answered: most likely what a
+        # loaded CI machine once showed) or already in the loop of steps 7-8.
+        # Both are true reports, and both resume from step 4, the last checkpoint.
         assert processes.wait(chief) == 1, processes.log(chief)[-3000:]
-        assert ("RuntimeError: Lost a worker of the cluster between steps 6 and 8 (UnavailableError above). "
-                "Restart every worker with the same command: the run resumes from %s."
-                % (output / "model.ckpt-4")) in processes.log(chief)
+        assert re.search(r"RuntimeError: Lost a worker of the cluster between steps (4 and 6|6 and 8) \(UnavailableError "
+                         r"above\)\. Restart every worker with the same command: the run resumes from %s\."
+                         % re.escape(str(output / "model.ckpt-4")), processes.log(chief)), processes.log(chief)[-3000:]
 
         # Killed between the checkpoints of steps 4 and 8: step 4 is the chief's.
         assert training_checkpoint.latest(str(output)) == str(output / "model.ckpt-4")
