@@ -332,9 +332,12 @@ def test_a_failing_run_beside_others_names_its_log_and_lets_the_others_finish(tm
                                            r"Fix the cause and run the same command again"):
         _run(tmp_path / "out", corpus, rows="model/ffn,deep/none", seeds="1", parallel_runs=2)
     assert "IsADirectoryError" in (tmp_path / "out" / "logs" / "none_seed1.log").read_text()
-    # The run started beside it finished; none started after the failure.
+    # The run started beside it finished; ffn_seed1, which reads the failed run's vocabulary, never started.
+    # (deep_seed1 reads data's records: it started only if data finished before none_seed1 failed, and then
+    # it finished too.)
     assert (tmp_path / "out" / "data" / "records").exists()
-    assert not (tmp_path / "out" / "deep_seed1").exists() and not (tmp_path / "out" / "ffn_seed1").exists()
+    assert not (tmp_path / "out" / "ffn_seed1").exists()
+    assert (tmp_path / "out" / "deep_seed1" / "result.txt").exists() == (tmp_path / "out" / "deep_seed1").exists()
 
 
 def test_outputs_without_a_record_of_their_inputs_are_refused_not_adopted(tmp_path, corpus):

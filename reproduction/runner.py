@@ -204,7 +204,8 @@ def run(steps, programs, before_step=None, output_dir=None, archive=None, parall
         logs go to its logs/); None: the common folder of the steps' outputs.
       archive: an archive.RunArchive of kept runs, or None.
       parallel_runs: how many steps run at once, each in its own process on its share of the cores
-        (processes.core_shares); 1: in this process, in plan order.
+        (processes.core_shares), at most as many as there are steps to run; 1 (or a single step to run):
+        in this process, in plan order.
 
     Returns:
       (number of steps run, number skipped as finished or restored).
@@ -233,7 +234,9 @@ def run(steps, programs, before_step=None, output_dir=None, archive=None, parall
             progress.line(step, "left out: every step that reads its outputs is finished.")
         else:  # refused before anything runs, not after hours of other steps
             check_inputs(step, output_dir, produced, finished=False)
-    if parallel_runs > 1 and to_run:
+    parallel_runs = min(parallel_runs, len(to_run))  # one step left: in this process, on every core
+    progress.parallel_runs = max(parallel_runs, 1)
+    if parallel_runs > 1:
         _run_in_processes(to_run, programs, before_step, output_dir, archive, parallel_runs, progress)
     else:
         for step in to_run:
