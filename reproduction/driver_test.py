@@ -385,3 +385,12 @@ def test_a_plan_mixing_precisions_is_refused_and_plan_md_names_its_one():
 ])
 def test_core_shares_are_disjoint_until_there_are_more_runs_than_cores(n, cores, shares):
     assert processes.core_shares(n, cores) == shares
+
+
+def test_the_default_of_parallel_runs_is_the_scale_s_at_most_one_per_core():
+    small = dataclasses.make_dataclass("Scale", [("parallel_runs", int)])(2)
+    study = _Study()
+    study.scales = {"small": small, "tiny": object()}
+    assert [study.parallel_runs("small", cores) for cores in (1, 2, 8)] == [1, 2, 2]
+    assert study.parallel_runs("tiny", 8) == 1 and study.parallel_runs("paper", 8) == 1
+    assert _Study().parallel_runs("small", 8) == 1  # a study without scales

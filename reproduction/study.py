@@ -57,6 +57,8 @@ class Study:
     """The interface every study implements (see the module docstring).
 
     name: the --experiment value. title: one line, for plans and logs.
+    scales: {--scale: scale} of the study's family, or None; a scale's `parallel_runs` is the default of
+      --parallel_runs (see `parallel_runs`).
     options: the Options class of the flags the study reads beyond the engine's
       (reproduction.driver.ReproduceOptions), declared by the study or reused from
       its family (run_lm.py's text flags); None when it reads none. Studies may
@@ -66,16 +68,19 @@ class Study:
     name = None
     title = None
     options = None
+    scales = None
 
     def programs(self):
         """{program: (options class, run function)} of the entry points its steps run."""
         raise NotImplementedError
 
     def parallel_runs(self, scale, cores):
-        """How many runs go at once by default at `scale` on `cores` cores (--parallel_runs): measured per family
-        (docs/performance.md#runs-side-by-side). 1 unless a study measured better."""
-        del scale, cores
-        return 1
+        """How many runs go at once by default at `scale` on `cores` cores (--parallel_runs): the scale's
+        `parallel_runs` (measured per family, docs/performance.md#runs-side-by-side), at most one per core;
+        1 for a study without `scales`."""
+        if not self.scales or scale not in self.scales:
+            return 1
+        return max(1, min(cores, getattr(self.scales[scale], "parallel_runs", 1)))
 
     def plan(self, options):
         """The Plan of a run from reproduce_paper_tables.py's options; writes the row configs.

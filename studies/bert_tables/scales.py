@@ -68,6 +68,8 @@ class Scale:
     # Without --vocab_file, a WordPiece vocabulary of at most this many entries is learned from --corpus.
     learned_vocab_size: Optional[int] = None
     minutes: Optional[dict] = None  # {experiment: wall-clock minutes measured on 2 CPU cores}.
+    parallel_runs: int = 1  # runs at once by default (--parallel_runs), at most one per core: measured
+    # per family on 2 cores, docs/performance.md#runs-side-by-side
 
     def config(self, row, vocab_size, max_position_embeddings=512):
         """The row's BertConfig at this scale."""

@@ -224,6 +224,7 @@ class TableStudy(Study):
     """One table or figure of the paper's BERT experiments (experiments.EXPERIMENTS[name])."""
 
     options = BertTableOptions
+    scales = scales.SCALES
 
     def __init__(self, name):
         self.name = name

@@ -85,6 +85,8 @@ class NmtScale:
     max_decode_length: int  # tokens generated per translation: an untrained model may never stop
     seeds: tuple = (NMT_SEED,)  # run_translation.py --random_seed: initialisation, frozen values, data order
     minutes_per_run: Optional[float] = None  # wall-clock minutes of one run, measured on 2 CPU cores
+    parallel_runs: int = 1  # runs at once by default (--parallel_runs), at most one per core: measured
+    # per family on 2 cores, docs/performance.md#runs-side-by-side
 
     def row_seeds(self, row):
         """The seeds a row runs with: every seed for the baseline and the one-frozen rows, else the first."""

@@ -111,6 +111,7 @@ class NmtStudy(Study):
     name = EXPERIMENT
     title = nmt_report.TITLE
     options = NmtStudyOptions
+    scales = nmt_experiments.SCALES
 
     def programs(self):
         return {"run_translation.py": (task.NmtOptions, task.run)}

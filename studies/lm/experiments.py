@@ -105,6 +105,8 @@ class LmScale:
     seeds: tuple = (LM_SEED,)  # run_lm.py --random_seed of each row's runs: initialisation and data order.
     heads: Optional[tuple] = None  # Head counts kept by the figures that vary them (None: the paper's).
     minutes_per_run: Optional[float] = None  # Wall-clock minutes of one row and seed, measured on 2 CPU cores.
+    parallel_runs: int = 1  # runs at once by default (--parallel_runs), at most one per core: measured
+    # per family on 2 cores, docs/performance.md#runs-side-by-side
 
     def row_seeds(self, row):
         """The seeds a row runs with at this scale."""

@@ -115,6 +115,7 @@ class LmStudy(Study):
     """One language-model experiment (lm_experiments.EXPERIMENTS[name])."""
 
     options = LmStudyOptions
+    scales = lm_experiments.SCALES
 
     def __init__(self, name):
         self.name = name
