@@ -240,7 +240,7 @@ def run(steps, programs, before_step=None, output_dir=None, archive=None, parall
         _run_in_processes(to_run, programs, before_step, output_dir, archive, parallel_runs, progress)
     else:
         for step in to_run:
-            _start(step, before_step, progress, "(%s): running." % step.program)
+            _start(step, before_step, progress, "running %s." % step.program)
             started = time.time()
             call_step(*programs[step.program], step.flags)
             _finish(step, time.time() - started, processes.usable_cores(), 1, archive, progress)
@@ -283,7 +283,7 @@ def _run_in_processes(to_run, programs, before_step, output_dir, archive, parall
                     share = free.pop(0)
                     options_class, run_function = programs[step.program]
                     child = processes.StepProcess(step, options_class, run_function, shares[share], output_dir)
-                    _start(step, before_step, progress, "(%s): running on core(s) %s; log: %s." % (
+                    _start(step, before_step, progress, "running %s on core(s) %s; log: %s." % (
                         step.program, ",".join(map(str, shares[share])), child.log))
                     child.start()
                     running[share] = child
