@@ -240,9 +240,10 @@ def run(options, registry):
     if options.launcher == "slurm":
         written["slurm"] = _launch_on_slurm(steps, plan.steps, options, study.name, output_dir, kept_runs)
         return written
-    parallel_runs = options.parallel_runs or study.parallel_runs(options.scale, len(processes.usable_cores()))
+    cores = len(processes.usable_cores())
+    parallel_runs = options.parallel_runs or study.parallel_runs(options.scale, cores)
     logging.info("--parallel_runs=%d%s on %d core(s).", parallel_runs, "" if options.parallel_runs else
-                 " (the study's default at this scale)", len(processes.usable_cores()))
+                 " (the study's default at this scale)", cores)
     ran, skipped = runner.run(steps, study.programs(), output_dir=output_dir, archive=kept_runs,
                               parallel_runs=parallel_runs)
     logging.info("Ran %d steps, skipped %d finished ones.", ran, skipped)

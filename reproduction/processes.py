@@ -1,9 +1,10 @@
 """Steps run several at once, each in a process of its own on its share of the cores (--parallel_runs).
 
-A small model keeps two cores busy poorly: its products are too small to
-split well between threads. N independent runs, each alone on its 1/N of the
-cores, finish sooner than the same runs one after the other on all of them
-(docs/performance.md#runs-side-by-side). Each child is
+N independent runs, each alone on its 1/N of the cores, finished 15-17%
+sooner than the same runs one after the other on all of them for the small
+LM and translation rows on 2 cores (docs/performance.md#runs-side-by-side):
+threads split a small model's products less well than runs split the work.
+Each child is
 `python -m reproduction.step_process` (that module's docstring says how it
 takes its cores); its log goes to <output_dir>/logs/<step>.log.
 

@@ -32,6 +32,7 @@ import outputs
 from reproduction import plan as plan_lib, processes
 from training import compute_dtype
 
+
 def options_of(step, programs):
     """The step's flags as its entry point's options object (what its command line parses to)."""
     options_class, _ = programs[step.program]
@@ -54,9 +55,6 @@ def check_inputs(step, output_dir, produced=(), finished=True):
       finished: whether the step's outputs exist; then a missing record is refused (nothing tells what the
         outputs were computed from); for an unfinished step it means the step never started.
 
-    Returns:
-      Whether a record was found (and agreed).
-
     Raises:
       ValueError: naming the step, the first flag whose value or files differ (or the missing record), and
         what to do.
@@ -68,7 +66,7 @@ def check_inputs(step, output_dir, produced=(), finished=True):
                 "Step %s has its outputs (%s) but no record of the inputs it ran with (%s): they may be another "
                 "run's. Remove them to run the step again, or use a new --output_dir."
                 % (step.name, ", ".join(step.outputs), path))
-        return False
+        return
     with open(path, encoding="utf-8") as f:
         recorded = json.load(f)
     difference = plan_lib.first_difference(recorded, step.inputs(), output_dir, produced)
@@ -79,7 +77,6 @@ def check_inputs(step, output_dir, produced=(), finished=True):
             "run's: use a new --output_dir, or remove them%s to run the step again."
             % (step.name, "finished" if finished else "started", name, json.dumps(was), json.dumps(now),
                ", ".join(step.outputs), "" if finished else " and its checkpoints"))
-    return True
 
 
 def call_step(options_class, run_step, flags):
@@ -220,6 +217,7 @@ def run(steps, programs, before_step=None, output_dir=None, archive=None, parall
     produced = set().union(*(step.folders() for step in steps))
     done, restored, left_out = schedule(steps, archive)
     to_run = [step for step in steps if step.name not in done | restored | left_out]
+    parallel_runs = max(1, min(parallel_runs, len(to_run)))  # one step left: in this process, on every core
     progress = _Progress(steps, to_run, parallel_runs)
     for step in steps:
         if step.name in done:
@@ -234,8 +232,6 @@ def run(steps, programs, before_step=None, output_dir=None, archive=None, parall
             progress.line(step, "left out: every step that reads its outputs is finished.")
         else:  # refused before anything runs, not after hours of other steps
             check_inputs(step, output_dir, produced, finished=False)
-    parallel_runs = min(parallel_runs, len(to_run))  # one step left: in this process, on every core
-    progress.parallel_runs = max(parallel_runs, 1)
     if parallel_runs > 1:
         _run_in_processes(to_run, programs, before_step, output_dir, archive, parallel_runs, progress)
     else:
@@ -270,15 +266,15 @@ def _run_in_processes(to_run, programs, before_step, output_dir, archive, parall
     shares = processes.core_shares(parallel_runs)
     free = list(range(parallel_runs))  # indices into shares
     waiting, running, failed = list(to_run), {}, []  # running: share index -> StepProcess
+    order = {step.name: index for index, step in enumerate(to_run)}
     try:
         while waiting or running:
-            unfinished = [step for step in waiting] + [child.step for child in running.values()]
+            unfinished = waiting + [child.step for child in running.values()]
             if not failed:
                 for step in list(waiting):
                     if not free:
                         break
-                    if any(step.reads_from(other) for other in unfinished if other is not step
-                           and to_run.index(other) < to_run.index(step)):
+                    if any(order[other.name] < order[step.name] and step.reads_from(other) for other in unfinished):
                         continue  # an earlier step it reads from is not finished yet
                     share = free.pop(0)
                     options_class, run_function = programs[step.program]
