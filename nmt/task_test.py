@@ -116,8 +116,11 @@ def test_loss_at_real_positions_equals_the_loss_over_every_position_with_its_gra
         np.testing.assert_allclose(float(real[key]), float(every[key]), rtol=1e-6)
     assert len(real_gradients) == len(model.trainable_variables) > 5
     for variable, a, b in zip(model.trainable_variables, every_gradients, real_gradients):
-        np.testing.assert_allclose(tf.convert_to_tensor(b).numpy(), tf.convert_to_tensor(a).numpy(), rtol=1e-5,
-                                   atol=1e-8, err_msg=variable.name)
+        a, b = tf.convert_to_tensor(a).numpy(), tf.convert_to_tensor(b).numpy()
+        # Rounding moves an entry by a few float32 ulps of the largest terms summed into it, not of itself:
+        # a fixed atol of 1e-8 failed for about one initialisation in three (3e-8 on an entry near zero of a
+        # kernel whose gradients reach 5e-2). A real difference would be orders of magnitude larger.
+        np.testing.assert_allclose(b, a, rtol=1e-5, atol=max(1e-8, 1e-6 * np.abs(a).max()), err_msg=variable.name)
 
 
 def test_training_raises_bleu_and_writes_results_and_translations(data, tmp_path):
