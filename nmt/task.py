@@ -21,10 +21,9 @@ Results (`key = value`):
 TensorBoard: output_dir/eval and output_dir/test hold the final scores. With
 --do_train and --do_eval the dev set is also translated at every checkpoint
 (every --save_checkpoints_steps), its curve in output_dir/dev: the checkpoint
-with the best dev BLEU is kept in output_dir/best/ (model.ckpt,
-best_results.txt), and after --early_stopping_patience evaluations without a
-better BLEU training stops.
-The final dev and test scores use output_dir/best/ when it exists.
+with the best dev BLEU is kept in output_dir/best/, and --early_stopping_patience
+stops training by training/early_stopping.py's rule (patience, and no rise
+beyond noise). The final dev and test scores use output_dir/best/ when it exists.
 """
 
 import dataclasses
@@ -48,14 +47,13 @@ from nmt.family import FAMILY
 from nmt.parallel_text import ParallelText
 from options import Options, default_of, option
 from tokenization import sentencepiece_vocabulary as vocabulary_lib
-from training import evaluation, model_options, process, run_record
+from training import early_stopping, evaluation, model_options, process, run_record
 from training import trainer as trainer_lib
+from training.early_stopping import BestCheckpoint, EarlyStoppingOptions
 from training.model_options import HeadSizeOptions
 from training.presets import apply_preset
-from training.training_options import ModesOptions, Schedule, ScheduleOptions, StepsOptions
+from training.training_options import Schedule, ScheduleOptions, StepsOptions
 
-BEST_DIRECTORY = "best"
-EARLY_STOPPING_FILE = "early_stopping.json"
 LENGTH_CHECK_PAIRS = 10000
 
 
@@ -82,7 +80,7 @@ class NmtDataOptions(Options):
 
 
 @dataclasses.dataclass(kw_only=True)
-class NmtOptions(ModesOptions, StepsOptions, HeadSizeOptions, ScheduleOptions, NmtDataOptions):
+class NmtOptions(EarlyStoppingOptions, StepsOptions, HeadSizeOptions, ScheduleOptions, NmtDataOptions):
     """The run_translation.py flags: the original training flags, then ours."""
 
     num_warmup_steps: int = default_of(StepsOptions, "num_warmup_steps", 16000)
@@ -109,17 +107,11 @@ class NmtOptions(ModesOptions, StepsOptions, HeadSizeOptions, ScheduleOptions, N
     length_penalty: float = option(
         0.6, "alpha of the length penalty ((5 + length) / 6) ** alpha; 0: none.", new=True)
     max_decode_length: int = option(256, "Most sub-word tokens generated per translation.", minimum=1, new=True)
-    early_stopping_patience: int = option(
-        0, "With --do_train and --do_eval: stop after this many dev evaluations (one per checkpoint) "
-        "without a better BLEU; 0: never stop early.", minimum=0, new=True)
 
     def validate(self):
         super().validate()
         if not 0.0 <= self.label_smoothing < 1.0:
             raise ValueError("--label_smoothing=%s must be in [0, 1)." % self.label_smoothing)
-        if self.early_stopping_patience and self.do_train and not self.do_eval:
-            raise ValueError("--early_stopping_patience=%d needs --do_eval: early stopping watches the dev BLEU of "
-                             "each checkpoint." % self.early_stopping_patience)
         for mode, split in (("do_train", "train"), ("do_eval", "dev"), ("do_predict", "test")):
             src, tgt, tsv = (getattr(self, "%s_%s" % (split, kind)) for kind in ("src", "tgt", "tsv"))
             if tsv and (src or tgt):
@@ -293,91 +285,18 @@ def score_split(options, translator, text, num_pairs, split, step, epochs):
                 language_pair="%s-%s" % (options.source_language, options.target_language)), written
 
 
-class BestCheckpoint:
-    """The dev-BLEU callback: keeps the best checkpoint in output_dir/best/, stops early if told.
+def dev_bleu_callback(options, built, vocabulary, dev, epochs_of):
+    """The BestCheckpoint of a translation run: dev BLEU, its beam-search translations remembered."""
+    dev_text, dev_pairs = dev
+    translators = []
 
-    Its state (best BLEU and step, evaluations since, the last step evaluated, and
-    `history`: every evaluation's step, epochs, BLEU and chrF, the run's learning
-    curve) is in best/early_stopping.json, so a resumed run continues the count
-    and the curve.
-    """
+    def evaluate(step):
+        if not translators:
+            translators.append(Translator(built["model"], vocabulary, options))
+        return score_split(options, translators[0], dev_text, dev_pairs, "dev", step, epochs_of(step))
 
-    def __init__(self, options, built, vocabulary, dev, epochs_of):
-        self.options, self.built, self.vocabulary = options, built, vocabulary
-        self.dev_text, self.dev_pairs = dev
-        self.epochs_of = epochs_of
-        self.directory = os.path.join(options.output_dir, BEST_DIRECTORY)
-        self.state = read_early_stopping(options.output_dir)
-        self._translator = None
-        self._writer = None  # one events file for the run's dev curve
-        # (step, results, translations.dev.txt's text) of the best evaluation made by this process:
-        # the final dev scoring of the same weights, same options and same dev text reuses it.
-        self.best_of_this_process = None
-
-    def __call__(self, step):
-        if step % self.options.save_checkpoints_steps and step != self.options.num_train_steps:
-            return
-        if step <= self.state.get("last_evaluated_step", 0):
-            return  # Evaluated before a kill: the trainer calls again for the checkpoint it resumes from.
-        if self._translator is None:
-            self._translator = Translator(self.built["model"], self.vocabulary, self.options)
-        results, translations = score_split(self.options, self._translator, self.dev_text, self.dev_pairs,
-                                            "dev", step, self.epochs_of(step))
-        if self._writer is None:
-            self._writer = tf.summary.create_file_writer(os.path.join(self.options.output_dir, "dev"))
-        with self._writer.as_default(step=step):
-            for key in ("bleu", "chrf", "loss", "perplexity"):
-                if key in results:
-                    tf.summary.scalar(key, results[key])
-        self._writer.flush()
-        state = self.state
-        if results["bleu"] > state.get("best_bleu", -1.0):
-            tf.io.gfile.makedirs(self.directory)
-            tf1_checkpoint.write_tensors(os.path.join(self.directory, "model.ckpt"),
-                                         tf1_checkpoint.model_tensors(self.built["model"]))
-            evaluation.write_eval_results(self.directory, results, "best_results.txt")
-            state.update(best_bleu=results["bleu"], best_step=step, best_epochs=results["epochs"],
-                         evaluations_since_best=0)
-            self.best_of_this_process = (step, dict(results), translations)
-        else:
-            state["evaluations_since_best"] = state.get("evaluations_since_best", 0) + 1
-        state.setdefault("history", []).append(
-            {key: results[key] for key in ("global_step", "epochs", "bleu", "chrf") if key in results})
-        logging.info("Dev BLEU %.2f at step %d (%.2f epochs); best %.2f at step %d.", results["bleu"], step,
-                     results["epochs"], state["best_bleu"], state["best_step"])
-        patience = self.options.early_stopping_patience
-        state["stopped"] = bool(patience) and state["evaluations_since_best"] >= patience
-        state["last_evaluated_step"] = step
-        # The evaluation's commit point: a kill before it re-evaluates this step on resume (and rewrites
-        # the best checkpoint and best_results.txt if it is the best), a kill after it does not.
-        outputs.write_text(os.path.join(self.directory, EARLY_STOPPING_FILE), json.dumps(state, indent=2) + "\n")
-        if state["stopped"]:
-            raise trainer_lib.StopTraining("no better dev BLEU in %d evaluations (--early_stopping_patience)"
-                                           % patience)
-
-
-def read_early_stopping(output_dir):
-    """The early-stopping state of output_dir ({} before the first dev evaluation)."""
-    path = os.path.join(output_dir, BEST_DIRECTORY, EARLY_STOPPING_FILE)
-    if not tf.io.gfile.exists(path):
-        return {}
-    with tf.io.gfile.GFile(path) as f:
-        return json.load(f)
-
-
-def model_to_score(options, strategy, config, trainer):
-    """(model, step, source): output_dir/best/ if it exists, else as evaluation.model_to_evaluate."""
-    best = os.path.join(options.output_dir, BEST_DIRECTORY, "model.ckpt")
-    if tf.io.gfile.exists(best + ".index"):
-        model = trainer_lib.build_seeded_model(strategy, lambda: FAMILY.build_model(config), options.random_seed)
-        result = tf1_checkpoint.load_checkpoint(model, best)
-        if result.missing:
-            raise ValueError("%s lacks %d variables of the model (%s)." % (best, len(result.missing),
-                                                                           ", ".join(result.missing[:3])))
-        step = int(read_early_stopping(options.output_dir).get("best_step", 0))
-        logging.info("Scoring the best checkpoint by dev BLEU: %s (step %d).", best, step)
-        return model, step
-    return evaluation.model_to_evaluate(options, strategy, lambda: FAMILY.build_model(config), trainer)
+    return BestCheckpoint(options, lambda: tf1_checkpoint.model_tensors(built["model"]), evaluate, "bleu",
+                          higher_is_better=True, curve=("global_step", "epochs", "bleu", "chrf"), label="Dev BLEU")
 
 
 def run(options, callbacks=(), given=None):
@@ -430,12 +349,9 @@ def run(options, callbacks=(), given=None):
         built = {}
         loop_callbacks = list(callbacks)
         if "dev" in found:
-            best = BestCheckpoint(options, built, vocabulary, found["dev"], epochs_of)
+            best = dev_bleu_callback(options, built, vocabulary, found["dev"], epochs_of)
             loop_callbacks.insert(0, best)
-        if read_early_stopping(options.output_dir).get("stopped"):
-            logging.info("Training stopped early before (%s): not training further.",
-                         os.path.join(options.output_dir, BEST_DIRECTORY, EARLY_STOPPING_FILE))
-        else:
+        if not early_stopping.stopped_before(options.output_dir):
             schedule = Schedule(options.num_train_steps, options.num_warmup_steps, options.learning_rate_schedule,
                                 config.hidden_size, options.adam_beta2)
             trainer = trainer_lib.train(options, schedule, strategy,
@@ -443,7 +359,7 @@ def run(options, callbacks=(), given=None):
                                         freezer, loop_callbacks)
     results = {}
     if "dev" in found or "test" in found:
-        model, step = model_to_score(options, strategy, config, trainer)
+        model, step = early_stopping.best_model(options, strategy, lambda: FAMILY.build_model(config), trainer)
         translator = Translator(model, vocabulary, options)
         for split, name in (("dev", "eval"), ("test", "test")):
             if split == "dev" and best and best.best_of_this_process and best.best_of_this_process[0] == step:
@@ -455,7 +371,7 @@ def run(options, callbacks=(), given=None):
                                                 step, epochs_of(step))
             if split in found:
                 # The early-stopping figures beside the scores; the curve stays in its own file.
-                results[split].update({key: value for key, value in read_early_stopping(options.output_dir).items()
+                results[split].update({key: value for key, value in early_stopping.read_state(options.output_dir).items()
                                        if key != "history"})
                 evaluation.write_eval_results(options.output_dir, results[split], "%s_results.txt" % name)
                 evaluation.write_eval_summaries(options.output_dir, results[split], step, name=name)

@@ -19,6 +19,7 @@ from nmt.model import TransformerNmt, build_nmt
 from nmt.parallel_text import ParallelText
 from nmt.parameter_groups import PARAMETER_GROUPS
 from tokenization import sentencepiece_vocabulary as vocabulary_lib
+from training import early_stopping
 from training.presets import apply_preset
 from training.testing import xla_comparison
 from training.testing.summaries import read_scalars
@@ -167,7 +168,7 @@ def test_best_checkpoint_and_early_stopping(data, tmp_path, monkeypatch):
     options = _options(data, out, num_train_steps=10, save_checkpoints_steps=1, iterations_per_loop=1,
                        early_stopping_patience=2, do_eval=True)
     translation.run(options)
-    state = translation.read_early_stopping(str(out))
+    state = early_stopping.read_state(str(out))
     # Evaluations at steps 1..4: best 12 at step 2, then two without a better BLEU: stop at step 4.
     assert state == dict(best_bleu=12.0, best_step=2, best_epochs=pytest.approx(2 * 8 / 400),
                          evaluations_since_best=2, stopped=True, last_evaluated_step=4, history=[
@@ -272,8 +273,8 @@ def test_presets_fill_what_the_command_line_leaves(data, tmp_path):
     (dict(freeze="ffn:decoder:3"), "'ffn:decoder:3' matches no variable of this model \\(the model has layers 0-0\\)"),
     (dict(label_smoothing=1.0), "--label_smoothing=1.0 must be in \\[0, 1\\)"),
     (dict(do_train=False), "At least one of `--do_train`"),
-    (dict(early_stopping_patience=3), r"^--early_stopping_patience=3 needs --do_eval: early stopping watches the dev "
-                                      r"BLEU of each checkpoint\.$"),
+    (dict(early_stopping_patience=3), r"^--early_stopping_patience=3 needs --do_eval: early stopping watches the held-out "
+                                      r"figure of each checkpoint\.$"),
 ])
 def test_bad_input_errors(data, tmp_path, overrides, message):
     with pytest.raises(ValueError, match=message):
@@ -359,7 +360,7 @@ def test_a_kill_in_any_window_then_a_rerun_gives_the_uninterrupted_outputs(data,
     if window == "training":  # Step 4: after the checkpoint and evaluation of step 3.
         callbacks = [_crash_at(4)]
     elif window == "after_the_save":  # model.ckpt-3 written, its dev evaluation not started.
-        _kill_once(monkeypatch, translation.BestCheckpoint, "__call__", lambda self, step: step == 3)
+        _kill_once(monkeypatch, early_stopping.BestCheckpoint, "__call__", lambda self, step: step == 3)
     elif window == "dev_evaluation":
         _kill_once(monkeypatch, translation, "score_split", lambda *a: a[4] == "dev" and a[5] == 3)
     else:  # The best weights copied, early_stopping.json not yet written: the two disagree.

@@ -24,7 +24,7 @@ from typing import Optional
 from freezing import PARAMETERS_FILE
 from nmt import presets as nmt_presets
 from nmt.parameter_groups import count_parameters
-from nmt.task import BEST_DIRECTORY, EARLY_STOPPING_FILE
+from training.early_stopping import BEST_DIRECTORY, STATE_FILE
 from reproduction.plan import Step
 from tokenization import sentencepiece_vocabulary as vocabulary_lib
 from training.run_record import RUN_FILE
@@ -38,7 +38,7 @@ RESULT_FILES = ("eval_results.txt", "test_results.txt")
 # test set's translations (its BLEU and chrF can be recomputed from them), its model and the parameter counts
 # the report reads, its run record, its dev curve (the early-stopping state); the vocabulary where it learned one.
 KEPT_FILES = RESULT_FILES + ("translations.test.txt", "nmt_config.json", PARAMETERS_FILE, RUN_FILE,
-                              os.path.join(BEST_DIRECTORY, EARLY_STOPPING_FILE))
+                              os.path.join(BEST_DIRECTORY, STATE_FILE))
 VOCABULARY_FILES = (vocabulary_lib.MODEL_FILE, vocabulary_lib.VOCAB_LIST_FILE)
 PAPER_STATEMENT = (
     "Freezing any one component at its random initialisation costs little: 1.1–2% BLEU (the author's "

@@ -12,7 +12,7 @@ from freezing import PARAMETERS_FILE  # noqa: E402
 from nmt.config import NmtConfig  # noqa: E402
 from nmt.parameter_groups import count_parameters  # noqa: E402
 from studies.freezing_nmt import experiments as nmt_experiments  # noqa: E402
-from nmt.task import read_early_stopping  # noqa: E402
+from training import early_stopping  # noqa: E402
 from reproduction.summary import mean_std_text, read_key_values as _read_key_values, seed_figures  # noqa: E402
 
 TITLE = "Bogoychev (2021), translation: parameter groups frozen at their random initialisation"
@@ -34,7 +34,7 @@ def _run(directory, seed):
                 still_improving=dev.get("evaluations_since_best", 0) == 0,
                 # Every dev evaluation's (epochs, BLEU): the learning curve.
                 dev_curve=[[point["epochs"], point["bleu"]]
-                           for point in read_early_stopping(directory).get("history", [])])
+                           for point in early_stopping.read_state(directory).get("history", [])])
 
 
 def _sizes(config):
