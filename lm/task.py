@@ -15,6 +15,17 @@ test_results.txt (`--do_predict`, on --test_file):
                      vocabularies
   num_characters     characters of the scored lines, one newline each
   global_step
+  epochs             (with --early_stopping_patience) the passes over the training
+                     sequences the scored weights took: steps * train_batch_size /
+                     the training text's sequences (a long line gives several)
+
+With --do_train, --do_eval and --early_stopping_patience the --eval_file text is
+also scored at every checkpoint (every --save_checkpoints_steps), its curve in
+output_dir/dev and in output_dir/best/early_stopping.json: the checkpoint with
+the lowest held-out perplexity is kept in output_dir/best/, training stops by
+training/early_stopping.py's rule, and the final eval and test scores are those
+of the best checkpoint. Without it the run trains its --num_train_steps and
+scores the last weights, as before.
 """
 
 import dataclasses
@@ -24,6 +35,7 @@ from typing import Optional
 import tensorflow as tf
 from absl import logging
 
+from checkpoints import tf1_checkpoint
 from file_system import text_files
 from lm import dataset as lm_dataset, tfds_source
 from lm.config import LmConfig
@@ -31,11 +43,12 @@ from lm.family import FAMILY
 from layers import cross_entropy
 from options import Options, option
 from tokenization import sentencepiece_vocabulary as vocabulary_lib
-from training import evaluation, model_options, process, run_record
+from training import early_stopping, evaluation, model_options, process, run_record
 from training import trainer as trainer_lib
 from training.presets import apply_preset
+from training.early_stopping import BestCheckpoint, EarlyStoppingOptions
 from training.model_options import HeadSizeOptions
-from training.training_options import ModesOptions, Schedule, ScheduleOptions, StepsOptions
+from training.training_options import Schedule, ScheduleOptions, StepsOptions
 
 EVAL_LOG_BATCHES = 100
 
@@ -57,7 +70,7 @@ class LmTextOptions(Options):
 
 
 @dataclasses.dataclass(kw_only=True)
-class LmOptions(ModesOptions, StepsOptions, HeadSizeOptions, ScheduleOptions, LmTextOptions):
+class LmOptions(EarlyStoppingOptions, StepsOptions, HeadSizeOptions, ScheduleOptions, LmTextOptions):
     """The run_lm.py flags: the original training flags, then ours."""
 
     max_seq_length: int = option(
@@ -150,8 +163,9 @@ def training_data(options, found):
     return "tfds %s train in %s" % (tfds_source.DATASET, options.tfds_data_dir)
 
 
-def lm_task(options, config, vocabulary, train_source, record=None):
-    built = {}
+def lm_task(options, config, vocabulary, train_source, record=None, built=None):
+    """The trainer.Task of a language-model run; the model it builds is left in `built["model"]`."""
+    built = {} if built is None else built
 
     def build():
         built["model"] = FAMILY.build_model(config)
@@ -188,8 +202,48 @@ def score(model, batches):
     return total_nll, tokens, chars
 
 
+def perplexity_results(model, options, vocabulary, source, step):
+    """The scores of `source` by `model` (see the module docstring), at `step`.
+
+    Raises:
+      ValueError: when `source` holds no text to score.
+    """
+    batches = lm_dataset.evaluation_dataset(source, vocabulary, options.max_seq_length, options.eval_batch_size)
+    total_nll, tokens, chars = score(model, batches)
+    if not tokens:
+        raise ValueError("%s holds no text to score." % source.describe())
+    loss = total_nll / tokens
+    return dict(loss=loss, perplexity=math.exp(min(loss, 700.0)), num_tokens=tokens,
+                bits_per_character=total_nll / math.log(2) / chars, num_characters=chars, global_step=step)
+
+
+def count_sequences(source, vocabulary, max_seq_length):
+    """The training sequences of `source` (one pass, tokenized): what an epoch is made of."""
+    dataset = lm_dataset.examples(source.lines(), vocabulary, max_seq_length)
+    count = int(dataset.reduce(tf.constant(0, tf.int64), lambda total, _: total + 1))
+    logging.info("The training text gives %d sequences of up to %d tokens.", count, max_seq_length)
+    return count
+
+
+def held_out_callback(options, built, vocabulary, found):
+    """The BestCheckpoint of a language-model run: the --eval_file text's perplexity, lower is better."""
+    sequences = []
+
+    def evaluate(step):
+        if not sequences:
+            sequences.append(count_sequences(found["train"], vocabulary, options.max_seq_length))
+        results = perplexity_results(built["model"], options, vocabulary, found["eval"], step)
+        results["epochs"] = step * options.train_batch_size / max(sequences[0], 1)
+        return results, None
+
+    return BestCheckpoint(options, lambda: tf1_checkpoint.model_tensors(built["model"]), evaluate, "perplexity",
+                          higher_is_better=False, curve=("global_step", "epochs", "perplexity", "loss"),
+                          label="Held-out perplexity")
+
+
 def evaluate(options, config, vocabulary, strategy, source, trainer, mode):
-    """Scores `source` with the trained model (else the newest checkpoint, else --init_checkpoint).
+    """Scores `source` with the best checkpoint (early stopping), else the trained model, else the newest
+    checkpoint, else --init_checkpoint.
 
     Writes eval_results.txt (mode "eval") or test_results.txt (mode "test"),
     and the same values to TensorBoard under output_dir/<mode>.
@@ -197,16 +251,12 @@ def evaluate(options, config, vocabulary, strategy, source, trainer, mode):
     Returns:
       dict of the results.
     """
-    model, step = evaluation.model_to_evaluate(
-        options, strategy, lambda: FAMILY.build_model(config), trainer)
-    batches = lm_dataset.evaluation_dataset(source, vocabulary, options.max_seq_length, options.eval_batch_size)
-    total_nll, tokens, chars = score(model, batches)
-    if not tokens:
-        raise ValueError("%s holds no text to score." % source.describe())
-    loss = total_nll / tokens
-    results = dict(loss=loss, perplexity=math.exp(min(loss, 700.0)), num_tokens=tokens,
-                   bits_per_character=total_nll / math.log(2) / chars, num_characters=chars,
-                   global_step=step)
+    model, step = early_stopping.best_model(options, strategy, lambda: FAMILY.build_model(config), trainer)
+    results = perplexity_results(model, options, vocabulary, source, step)
+    state = early_stopping.read_state(options.output_dir)
+    if state:  # The early-stopping figures beside the scores; the curve stays in its own file.
+        results.update({key: value for key, value in state.items() if key != "history"})
+        results["epochs"] = state["best_epochs"]
     evaluation.write_eval_results(options.output_dir, results, "%s_results.txt" % mode)
     evaluation.write_eval_summaries(options.output_dir, results, step, name=mode)
     return results
@@ -217,7 +267,7 @@ def run(options, callbacks=(), given=None):
 
     Args:
       options: LmOptions.
-      callbacks: passed to the training loop (trainer.train).
+      callbacks: passed to the training loop (trainer.train), after the held-out one.
       given: the flags given on the command line (a preset fills the others);
         default: those that differ from their defaults.
 
@@ -239,13 +289,18 @@ def run(options, callbacks=(), given=None):
     logging.info("Model: %s", config)
     trainer = None
     if options.do_train:
-        schedule = Schedule(options.num_train_steps, options.num_warmup_steps, options.learning_rate_schedule,
-                            config.hidden_size)
-        trainer = trainer_lib.train(options, schedule, strategy,
-                                    lm_task(options, config, vocabulary, found["train"], record), freezer, callbacks)
+        built = {}
+        loop_callbacks = list(callbacks)
+        if options.early_stopping_patience:
+            loop_callbacks.insert(0, held_out_callback(options, built, vocabulary, found))
+        if not early_stopping.stopped_before(options.output_dir):
+            schedule = Schedule(options.num_train_steps, options.num_warmup_steps, options.learning_rate_schedule,
+                                config.hidden_size)
+            trainer = trainer_lib.train(options, schedule, strategy,
+                                        lm_task(options, config, vocabulary, found["train"], record, built),
+                                        freezer, loop_callbacks)
     results = {}
     for mode in ("eval", "test"):
         if mode in found:
             results[mode] = evaluate(options, config, vocabulary, strategy, found[mode], trainer, mode)
     return results
-

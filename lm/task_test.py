@@ -1,5 +1,6 @@
 """run_lm.py's library: training, perplexity, presets, freezing, resume, data layouts and bad input."""
 
+import dataclasses
 import json
 import math
 import os
@@ -9,12 +10,15 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from checkpoints import tf1_checkpoint
 from lm import dataset as lm_dataset
 from lm import model as transformer_lm
 from lm import task
 from lm.config import LmConfig
+from lm.family import FAMILY
 from lm.parameter_groups import PARAMETER_GROUPS
 from tokenization import sentencepiece_vocabulary as vocabulary_lib
+from training import early_stopping
 from training.testing import xla_comparison
 from training.testing.summaries import read_scalars
 
@@ -195,6 +199,61 @@ def test_resume_after_a_crash_is_exact(text, tmp_path):
         np.testing.assert_array_equal(a.get_tensor(name), b.get_tensor(name), err_msg=name)
 
 
+def test_early_stopping_keeps_the_best_held_out_checkpoint_and_scores_it(text, tmp_path, monkeypatch):
+    # Held-out perplexity at steps 2, 4, 6, 8 (scripted): best 40 at step 4, then two worse ones whose
+    # trend is no fall beyond noise: patience 2 stops at step 8. The final scores are real ones.
+    scripted = iter([50.0, 40.0, 45.0, 44.0])
+    real = task.perplexity_results
+
+    def fake(model, options, vocabulary, source, step):
+        value = next(scripted, None)
+        if value is None:
+            return real(model, options, vocabulary, source, step)
+        return dict(perplexity=value, loss=math.log(value), global_step=step)
+
+    monkeypatch.setattr(task, "perplexity_results", fake)
+    out = tmp_path / "early"
+    options = _options(text, out, num_train_steps=20, save_checkpoints_steps=2, iterations_per_loop=2,
+                       early_stopping_patience=2, do_predict=True, test_file=str(text / "eval.txt"))
+    results = task.run(options)
+    # An epoch: the training lines as sequences of up to 16 tokens (bos + pieces + eos, split with one overlap).
+    processor = vocabulary_lib.load(str(text / vocabulary_lib.MODEL_FILE)).processor()
+    lines = [line for line in (text / "train.txt").read_text().splitlines() if line.strip()]
+    sequences = sum(-(-(len(processor.EncodeAsIds(line)) + 1) // 16) for line in lines)
+    state = early_stopping.read_state(str(out))
+    assert state == dict(best_perplexity=40.0, best_step=4, best_epochs=pytest.approx(4 * 8 / sequences),
+                         evaluations_since_best=2, stopped=True, last_evaluated_step=8, history=[
+                             dict(global_step=step, epochs=pytest.approx(step * 8 / sequences), perplexity=value,
+                                  loss=pytest.approx(math.log(value)))
+                             for step, value in ((2, 50.0), (4, 40.0), (6, 45.0), (8, 44.0))])
+    assert os.path.basename(tf.train.latest_checkpoint(str(out))) == "model.ckpt-8"
+    assert read_scalars(str(out / "dev"))["perplexity"] == (8, 44.0)  # the curve's last point
+    # The best weights are step 4's: scored again (for real) they give the final eval and test results.
+    best = tf.train.load_checkpoint(str(out / "best" / "model.ckpt"))
+    step_4 = tf.train.load_checkpoint(str(out / "model.ckpt-4"))
+    for name in best.get_variable_to_shape_map():
+        np.testing.assert_array_equal(best.get_tensor(name), step_4.get_tensor(name), err_msg=name)
+    monkeypatch.undo()
+    vocabulary = vocabulary_lib.load(options.vocab_file)
+    model = FAMILY.build_model(vocabulary_lib.fit_vocabulary(task.effective_config(options), vocabulary))
+    assert not tf1_checkpoint.load_checkpoint(model, str(out / "model.ckpt-4")).missing
+    expected = task.perplexity_results(model, options, vocabulary, task.sources(options)["eval"], 4)
+    written = _read_results(out / "eval_results.txt")
+    assert int(written["global_step"]) == 4 and written["stopped"] == "True"
+    assert float(written["perplexity"]) == pytest.approx(expected["perplexity"], rel=1e-6)
+    assert results["test"]["perplexity"] == pytest.approx(expected["perplexity"], rel=1e-6)
+    # A re-run does not train further.
+    task.run(dataclasses.replace(options, early_stopping_patience=0))
+    assert os.path.basename(tf.train.latest_checkpoint(str(out))) == "model.ckpt-8"
+
+
+def test_without_early_stopping_the_last_weights_are_scored_and_nothing_is_kept_aside(text, tmp_path):
+    out = tmp_path / "plain"
+    results = task.run(_options(text, out))
+    assert results["eval"]["global_step"] == 4 and "stopped" not in results["eval"]
+    assert not os.path.exists(out / "best") and not os.path.exists(out / "dev")
+
+
 def test_learns_and_reuses_a_vocabulary(text, tmp_path):
     out = tmp_path / "learned"
     task.run(_options(text, out, vocab_file=None, vocab_size=40, num_train_steps=2))
@@ -244,6 +303,7 @@ def test_tfds_directory_without_lm1b_is_a_clear_error(tmp_path):
     (dict(freeze="atention"), "did you mean attention"),
     (dict(vocab_file="/nonexistent.model"), "--vocab_file=/nonexistent.model does not exist"),
     (dict(do_train=False, do_eval=False), "At least one of `--do_train`"),
+    (dict(do_eval=False, early_stopping_patience=3), "^--early_stopping_patience=3 needs --do_eval"),
 ])
 def test_bad_input_errors(text, tmp_path, overrides, message):
     with pytest.raises(ValueError, match=message):
