@@ -26,7 +26,7 @@ import outputs
 from reproduction import archive, plan as plan_lib, processes, runner, selection, slurm
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SCALES = ("paper", "small", "tiny")
+SCALES = ("paper", "small", "small_converged", "tiny", "tiny_converged")
 
 
 @dataclasses.dataclass(kw_only=True)
@@ -36,7 +36,9 @@ class ReproduceOptions(slurm.SlurmOptions):
     scale: str = option("tiny", "paper: the paper's sizes and schedules (write the plan with --dry_run); "
                         "small: sized so the paper's effect can show on real text given by path on 2 CPU cores, "
                         "in hours per experiment (runs kept between sessions with --runs_dir); tiny: every row "
-                        "shrunk the same way, a check that the pipeline runs, in minutes.", choices=SCALES)
+                        "shrunk the same way, a check that the pipeline runs, in minutes; small_converged, "
+                        "tiny_converged (the language-model studies): the same sizes trained until held-out "
+                        "perplexity stops improving.", choices=SCALES)
     output_dir: str = option(help="Where the plan, every run and the results go.", path="output_dir")
     dtype: Optional[str] = option(
         None, "--dtype of every training run. Default: the study's (float32 unless its README says otherwise).",

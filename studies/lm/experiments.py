@@ -35,6 +35,7 @@ from lm.config import LmConfig
 from lm.parameter_groups import count_parameters
 from reproduction.plan import Step
 from tokenization import sentencepiece_vocabulary as vocabulary_lib
+from training.early_stopping import BEST_DIRECTORY, BEST_RESULTS_FILE, STATE_FILE
 from training.run_record import RUN_FILE
 
 NUM_LAYERS = 6
@@ -45,6 +46,8 @@ RESULT_FILES = ("eval_results.txt", "test_results.txt")
 # its model and the parameter counts the report reads, its run record; the vocabulary where it learned one.
 KEPT_FILES = RESULT_FILES + ("lm_config.json", PARAMETERS_FILE, RUN_FILE)
 VOCABULARY_FILES = (vocabulary_lib.MODEL_FILE, vocabulary_lib.VOCAB_LIST_FILE)
+# A run that stops early also keeps its learning curve (the early-stopping state) and its best evaluation.
+EARLY_STOPPING_FILES = (os.path.join(BEST_DIRECTORY, STATE_FILE), os.path.join(BEST_DIRECTORY, BEST_RESULTS_FILE))
 FREEZING_PRESETS = ("", "embeddings", "attention", "ffn", "embeddings,attention", "embeddings,ffn",
                     "attention,ffn")
 
@@ -105,6 +108,7 @@ class LmScale:
     seeds: tuple = (LM_SEED,)  # run_lm.py --random_seed of each row's runs: initialisation and data order.
     heads: Optional[tuple] = None  # Head counts kept by the figures that vary them (None: the paper's).
     minutes_per_run: Optional[float] = None  # Wall-clock minutes of one row and seed, measured on 2 CPU cores.
+    early_stopping_patience: int = 0  # run_lm.py --early_stopping_patience: 0 trains num_train_steps, scores the last
     parallel_runs: int = 1  # runs at once by default (--parallel_runs), at most one per core: measured
     # per family on 2 cores, docs/performance.md#runs-side-by-side
 
@@ -157,7 +161,18 @@ TINY = LmScale(name="tiny", num_layers=2, shrink=4, vocab_size=2000, max_seq_len
 SMALL = LmScale(name="small", num_layers=3, shrink=2, vocab_size=4000, max_seq_length=32, train_batch_size=64,
                 num_train_steps=1200, num_warmup_steps=120, learning_rate=2e-3, learning_rate_schedule="linear",
                 save_checkpoints_steps=400, seeds=(1, 2, 3), heads=(4, 16, 32), minutes_per_run=5.25)
-SCALES = {s.name: s for s in (PAPER, TINY, SMALL)}
+# The small scale trained until held-out perplexity stops improving: the same text, models, parameter matching,
+# batches, peak learning rate and warm-up, with a schedule that does not depend on a step count (warm-up, then
+# 1/sqrt(step) decay: the translation study's); the --eval_file text scored every 400 steps (a little over a
+# quarter of an epoch), stopping after 5 evaluations without a lower perplexity once the last 10 show no
+# fall beyond their noise; at most 40000 steps (about 28 epochs), a cap meant to stay well past the stop.
+SMALL_CONVERGED = dataclasses.replace(SMALL, name="small_converged", num_train_steps=40000,
+                                      learning_rate_schedule="inverse_sqrt", early_stopping_patience=5,
+                                      minutes_per_run=None)
+# The tiny scale's converged twin, for tests: held-out perplexity every 20 steps, patience 2, at most 200 steps.
+TINY_CONVERGED = dataclasses.replace(TINY, name="tiny_converged", num_train_steps=200, save_checkpoints_steps=20,
+                                     learning_rate_schedule="inverse_sqrt", early_stopping_patience=2)
+SCALES = {s.name: s for s in (PAPER, TINY, SMALL, SMALL_CONVERGED, TINY_CONVERGED)}
 
 
 def parameters(row, vocab_size=PAPER_VOCAB_SIZE):
@@ -311,9 +326,12 @@ def build(experiment, scale, paths, output_dir, dtype="float32"):
                          num_train_steps=scale.num_train_steps, num_warmup_steps=scale.num_warmup_steps,
                          learning_rate=scale.learning_rate, learning_rate_schedule=scale.learning_rate_schedule)
         flags.update(save_checkpoints_steps=scale.save_checkpoints_steps, eval_batch_size=32)
+        if scale.early_stopping_patience:
+            flags["early_stopping_patience"] = scale.early_stopping_patience
         if row.freeze:
             flags["freeze"] = row.freeze
-        kept = KEPT_FILES + (() if vocab_file else VOCABULARY_FILES)
+        kept = (KEPT_FILES + (EARLY_STOPPING_FILES if scale.early_stopping_patience else ())
+                + (() if vocab_file else VOCABULARY_FILES))
         steps.append(Step(os.path.basename(directory), row.name, "lm", "run_lm.py", flags,
                           tuple(os.path.join(directory, name) for name in RESULT_FILES),
                           seed=seed if len(scale.seeds) > 1 else None, distributed=True,

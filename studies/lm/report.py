@@ -4,7 +4,10 @@ numbers, and the PNG plot (matplotlib, Agg backend).
 Figs. 1, 3a and 4: test perplexity against heads and against parameters, one
 line per family. Fig. 3b: perplexity against head size, one line per head
 count. freezing_lm: a bar of perplexity per frozen preset, labelled with the
-trainable share of parameters.
+trainable share of parameters. A scale that stops early (small_converged) adds
+a panel of learning curves: every run's held-out perplexity against epochs,
+one colour per row, one line per seed, a dot at its best checkpoint; its
+table gives each row's epochs to that checkpoint.
 """
 
 import json
@@ -20,6 +23,7 @@ from studies.lm import experiments as lm_experiments  # noqa: E402
 from lm.config import LmConfig  # noqa: E402
 from lm.parameter_groups import count_parameters  # noqa: E402
 from reproduction.summary import mean_std_text, read_key_values as _read_key_values, seed_figures  # noqa: E402
+from training import early_stopping  # noqa: E402
 
 
 def collect(experiment, scale, output_dir):
@@ -27,7 +31,10 @@ def collect(experiment, scale, output_dir):
 
     With several seeds a row's perplexities and bits per character are their
     mean over the seeds (each seed's figures under "seeds", the sample standard
-    deviation under "<key>_std").
+    deviation under "<key>_std"). A run that stopped early also gives its
+    epochs to the best held-out checkpoint, whether the stopping rule ended it
+    (else the step cap did) and its learning curve ([epochs, perplexity] per
+    evaluation).
     """
     directories = lm_experiments.run_directories(experiment, scale, output_dir)
     rows = []
@@ -39,11 +46,18 @@ def collect(experiment, scale, output_dir):
             runs.append(dict(seed=seed, run_dir=directory, eval_perplexity=evaluation["perplexity"],
                              test_perplexity=test["perplexity"], test_bits_per_character=test["bits_per_character"],
                              test_tokens=int(test["num_tokens"]), global_step=int(test["global_step"])))
+            state = early_stopping.read_state(directory)
+            if state:
+                runs[-1].update(epochs_to_best=state["best_epochs"], stopped=state["stopped"],
+                                curve=[[point["epochs"], point["perplexity"]] for point in state["history"]])
         directory = runs[0]["run_dir"]
         config = LmConfig.from_json_file(os.path.join(directory, "lm_config.json"))
         with open(os.path.join(directory, PARAMETERS_FILE), encoding="utf-8") as f:
             report = json.load(f)
-        figures = seed_figures(runs, ("eval_perplexity", "test_perplexity", "test_bits_per_character"))
+        keys = ("eval_perplexity", "test_perplexity", "test_bits_per_character")
+        if all("curve" in run for run in runs):
+            keys += ("epochs_to_best",)
+        figures = seed_figures(runs, keys)
         rows.append(dict(
             name=row.name, family=row.family, freeze=row.freeze, run_dir=directory,
             hidden_size=row.hidden_size, num_heads=row.num_heads, head_size=row.effective_head_size,
@@ -67,6 +81,9 @@ def markdown(results, scale_note):
              "row at 6 layers and a 32k vocabulary.", ""]
     header = ["row", "family", "d", "h", "d_p", "FFN", "frozen", "params (ours)", "params (paper scale)",
               "trainable", "eval ppl", "test ppl", "test bits/char"]
+    converged = all("epochs_to_best" in row for row in results["rows"])
+    if converged:
+        header.append("epochs to best")
     lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for row in results["rows"]:
         run = row["run_config"]
@@ -76,8 +93,15 @@ def markdown(results, scale_note):
                  "%.3fM" % (row["params"]["run_scale"] / 1e6), "%.1fM" % (row["params"]["paper_scale"] / 1e6),
                  "%.1f%%" % (100 * row["trainable_share"]), mean_std_text(row, "eval_perplexity", 2),
                  mean_std_text(row, "test_perplexity", 2), mean_std_text(row, "test_bits_per_character", 3)]
+        if converged:
+            capped = not all(run["stopped"] for run in row["seeds"])
+            cells.append(mean_std_text(row, "epochs_to_best", 1) + ("*" if capped else ""))
         lines.append("| " + " | ".join(str(c) for c in cells) + " |")
     lines += ["", "Sizes are the paper's, with the run's own in parentheses."]
+    if converged:
+        lines += ["Perplexities are those of each run's best held-out checkpoint; 'epochs to best' counts the passes "
+                  "over the training sequences up to it (* a run reached the step cap before the stopping rule "
+                  "ended it: it may still have been improving)."]
     several = [row for row in results["rows"] if len(row["seeds"]) > 1]
     seeds = [run["seed"] for run in several[0]["seeds"]] if several else []
     if several and len(several) < len(results["rows"]):
@@ -160,6 +184,23 @@ def _freezing(results, path):
     plt.close(figure)
 
 
+def _curves(ax, rows):
+    """Every run's held-out perplexity against epochs: a colour per row, a line per seed, a dot at its best."""
+    colours = plt.get_cmap("tab10")
+    for index, row in enumerate(rows):
+        for number, run in enumerate(row["seeds"]):
+            epochs, perplexity = zip(*run["curve"])
+            ax.plot(epochs, perplexity, color=colours(index % 10), linewidth=1, alpha=0.8,
+                    label=row["name"] if number == 0 else None)
+            ax.plot([run["epochs_to_best"]], [run["eval_perplexity"]], "o", color=colours(index % 10), markersize=3)
+    ax.set_yscale("log")
+    ax.set_xlabel("epochs (passes over the training sequences); a dot marks each run's best")
+    ax.set_ylabel("held-out perplexity (one line per seed)")
+    ax.set_title("learning curves", fontsize=9)
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize=7, ncol=2)
+
+
 def plot(output_dir, results):
     """Writes <experiment>.png in output_dir; returns its path."""
     path = os.path.join(output_dir, "%s.png" % results["experiment"])
@@ -167,7 +208,10 @@ def plot(output_dir, results):
     if results["varies"] == "freeze":
         _freezing(results, path)
         return path
-    figure, axes = plt.subplots(1, 2, figsize=(12, 4.2))
+    curves = all("curve" in run for row in rows for run in row["seeds"])
+    figure, axes = plt.subplots(1, 3 if curves else 2, figsize=(18 if curves else 12, 4.6 if curves else 4.2))
+    if curves:
+        _curves(axes[2], rows)
     if results["varies"] == "head_size":
         _lines(axes[0], rows, lambda row: row["run_config"]["head_size"], "head size d_p, as run", logx=True)
     else:

@@ -24,6 +24,15 @@ SCALE_NOTES = {
              "freezing_lm for the unfrozen and the embeddings-frozen rows) on real English text given by path: "
              "what one machine with 2 CPU cores can show of the paper's direction "
              "in about an hour. Not the paper's numbers: those need LM1B at paper scale.",
+    "small_converged": "**Small scale, trained to convergence** (the small scale's text, models, parameter matching, "
+                       "batches, peak learning rate and warm-up; warm-up then 1/sqrt(step) decay; held-out "
+                       "perplexity every 400 steps, stopping once 5 evaluations bring no lower one and the last 10 "
+                       "show no fall beyond their noise, at most 40000 steps; the test perplexity is that of the "
+                       "best held-out checkpoint): what the small models can reach, not what they reach in an "
+                       "equal small budget. Not the paper's numbers: those need LM1B at paper scale.",
+    "tiny_converged": "**Tiny scale, with early stopping** (the tiny scale's sizes; held-out perplexity every 20 "
+                      "steps, patience 2, at most 200 steps): this shows that the curves, the best checkpoint and "
+                      "the report work. It does not reproduce the paper's findings.",
     "tiny": "**Tiny scale** (2 layers; d, d_p and the FFN divided by 4; 120 steps on the standard "
             "library's docstrings with a 2k-piece vocabulary): this shows that every run lands in the "
             "table and the plot. It does not reproduce the paper's findings; only LM1B at paper scale can.",
@@ -70,7 +79,7 @@ def data_paths(options):
     if options.tfds_data_dir or all(given.values()):
         return lm_experiments.LmDataPaths(tfds_data_dir=options.tfds_data_dir, vocab_file=options.vocab_file,
                                           **given)
-    if options.scale == "tiny" and not any(given.values()):  # Small scale never reads the sample text.
+    if options.scale.startswith("tiny") and not any(given.values()):  # Small scale never reads the sample text.
         corpus = tiny_data.make_corpus(os.path.join(options.output_dir, "sample_data"))
         split = split_sample_text(corpus, os.path.join(options.output_dir, "sample_data"))
         return lm_experiments.LmDataPaths(train_file=split["train"], eval_file=split["eval"],
@@ -103,6 +112,11 @@ def plan_markdown(steps, experiment, scale, output_dir):
                 "batch %d sequences of up to %d tokens, %d steps (%d warm-up), learning rate %g (%s)" % (
                     scale.train_batch_size, scale.max_seq_length, scale.num_train_steps, scale.num_warmup_steps,
                     scale.learning_rate, scale.learning_rate_schedule))
+    if scale.early_stopping_patience:
+        schedule += ("; held-out perplexity every %d steps, stopping after %d evaluations without a lower one and "
+                     "no fall beyond noise in the last %d (at most %d steps); test perplexity of the best "
+                     "checkpoint" % (scale.save_checkpoints_steps, scale.early_stopping_patience,
+                                     2 * scale.early_stopping_patience, scale.num_train_steps))
     if len(scale.seeds) > 1:
         schedule += "; seeds %s (run_lm.py --random_seed)" % ", ".join(str(s) for s in scale.seeds)
     lines += ["", "Schedule: %s." % schedule, "", "What the paper states: %s" % experiment.paper_statement,

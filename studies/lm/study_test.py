@@ -220,3 +220,41 @@ def test_runs_side_by_side_give_the_figures_of_runs_one_at_a_time(monkeypatch, m
     two = studies.run(_options(tmp_path / "two", experiment="lm_figure1", parallel_runs=2, **micro_text))
     assert _without_run_dirs(two["results"]) == _without_run_dirs(one["results"])
     assert os.path.exists(tmp_path / "two" / "logs" / "standard_h4.log")
+
+
+def test_converged_scale_plans_early_stopping_from_a_schedule_without_a_step_count(tmp_path):
+    written = studies.run(_options(tmp_path, experiment="lm_figure1", scale="small_converged", dry_run=True))
+    plan_text = open(written["plan_sh"]).read()
+    for flag in ("--early_stopping_patience=5", "--learning_rate_schedule=inverse_sqrt", "--num_train_steps=40000",
+                 "--save_checkpoints_steps=400"):
+        assert plan_text.count(flag) == 18, flag
+    # The same rows, sizes and parameter matching as the small scale's 1200-step runs.
+    small = lm_experiments.EXPERIMENTS["lm_figure1"]
+    assert [lm_experiments.SMALL_CONVERGED.config(row) for row in lm_experiments.SMALL_CONVERGED.rows(small)] == [
+        lm_experiments.SMALL.config(row) for row in lm_experiments.SMALL.rows(small)]
+    assert "stopping after 5 evaluations without a lower one" in open(written["plan_md"]).read()
+
+
+def test_a_converged_figure_reports_curves_and_epochs_to_best_and_keeps_them(monkeypatch, micro_text, tmp_path):
+    converged = dataclasses.replace(MICRO, name="tiny_converged", num_train_steps=12, save_checkpoints_steps=2,
+                                    learning_rate_schedule="inverse_sqrt", early_stopping_patience=2, seeds=(1, 2))
+    monkeypatch.setitem(lm_experiments.SCALES, "tiny_converged", converged)
+    figure = lm_experiments.EXPERIMENTS["lm_figure1"]
+    monkeypatch.setitem(lm_experiments.EXPERIMENTS, "lm_figure1", dataclasses.replace(figure, rows=figure.rows[:2]))
+    runs = tmp_path / "kept"
+    written = studies.run(_options(tmp_path / "out", experiment="lm_figure1", scale="tiny_converged",
+                                   runs_dir=str(runs), **micro_text))
+    for row in written["results"]["rows"]:
+        assert row["epochs_to_best"] is not None and row["epochs_to_best_std"] is not None
+        for run in row["seeds"]:
+            steps = [point["global_step"] for point in
+                     json.loads(open(os.path.join(run["run_dir"], "best", "early_stopping.json")).read())["history"]]
+            assert steps == list(range(2, 2 * len(steps) + 1, 2)) and len(run["curve"]) == len(steps)
+            # The reported perplexities are those of the best held-out checkpoint.
+            assert run["eval_perplexity"] == pytest.approx(min(ppl for _, ppl in run["curve"]), rel=1e-5)
+    table = open(written["results_md"]).read()
+    assert "| epochs to best |" in table and "best held-out checkpoint" in table
+    # Kept runs carry their curves: another folder restored from them reports the same.
+    restored = studies.run(_options(tmp_path / "elsewhere", experiment="lm_figure1", scale="tiny_converged",
+                                    runs_dir=str(runs), **micro_text))
+    assert _without_run_dirs(restored["results"]) == _without_run_dirs(written["results"])
