@@ -35,7 +35,7 @@ def expected_time(minutes_per_run, num_runs, scale_name, measured_on):
     """Plan.expected_time of `num_runs` runs from a scale's measured minutes per run ("" when unmeasured)."""
     if minutes_per_run is None:
         return ""
-    return ("Expected time: about %d minutes for %d runs on 2 CPU cores (%.1f min per run, measured at %s scale on "
+    return ("Expected time: about %d minutes for %d runs one at a time on 2 CPU cores (%.1f min per run, measured at %s scale on "
             "%s; finished runs are skipped)." % (round(minutes_per_run * num_runs), num_runs, minutes_per_run,
                                                  scale_name, measured_on))
 

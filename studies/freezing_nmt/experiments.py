@@ -128,7 +128,7 @@ TINY = NmtScale(name="tiny", presets=("transformer-tiny",), shrink=4, num_encode
 SMALL = NmtScale(name="small", presets=("transformer-tiny",), shrink=4, num_encoder_layers=3, num_decoder_layers=1,
                  vocab_size=4000, train_batch_size=128, num_train_steps=20000, num_warmup_steps=150,
                  learning_rate=2e-3, save_checkpoints_steps=250, early_stopping_patience=5, beam_size=4,
-                 max_seq_length=64, max_decode_length=48, seeds=(1, 2, 3))
+                 max_seq_length=64, max_decode_length=48, seeds=(1, 2, 3), parallel_runs=2)
 SCALES = {s.name: s for s in (PAPER, TINY, SMALL)}
 
 

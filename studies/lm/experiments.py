@@ -160,7 +160,8 @@ TINY = LmScale(name="tiny", num_layers=2, shrink=4, vocab_size=2000, max_seq_len
 # rule's d/h is 4, well below n.
 SMALL = LmScale(name="small", num_layers=3, shrink=2, vocab_size=4000, max_seq_length=32, train_batch_size=64,
                 num_train_steps=1200, num_warmup_steps=120, learning_rate=2e-3, learning_rate_schedule="linear",
-                save_checkpoints_steps=400, seeds=(1, 2, 3), heads=(4, 16, 32), minutes_per_run=5.25)
+                save_checkpoints_steps=400, seeds=(1, 2, 3), heads=(4, 16, 32), minutes_per_run=5.25,
+                parallel_runs=2)
 # The small scale trained until held-out perplexity stops improving: the same text, models, parameter matching,
 # batches, peak learning rate and warm-up, with a schedule that does not depend on a step count (warm-up, then
 # 1/sqrt(step) decay: the translation study's); the --eval_file text scored every 400 steps (a little over a

@@ -175,7 +175,7 @@ def test_small_scale_plans_three_seeds_per_row_and_needs_real_text(tmp_path, cap
     assert plan_text.count("run_lm.py") == 18 and plan_text.count("--random_seed=3") == 6
     assert "fixed_h32_seed3" in plan_text and "fixed_h8" not in plan_text
     assert "seeds 1, 2, 3" in open(written["plan_md"]).read()
-    assert "Expected time: about 94 minutes for 18 runs on 2 CPU cores (5.2 min per run" in capsys.readouterr().out
+    assert "Expected time: about 94 minutes for 18 runs one at a time on 2 CPU cores (5.2 min per run" in capsys.readouterr().out
 
 
 def test_seeds_are_averaged_with_their_spread(monkeypatch, micro_text, tmp_path):
