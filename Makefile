@@ -11,7 +11,7 @@ CYTHON_SOURCES := pretraining_data/_mersenne_twister.pyx pretraining_data/_insta
 CYTHON_HEADERS := pretraining_data/_mersenne_twister.pxd
 EXTENSIONS_STAMP := $(VENV)/.built-extensions
 
-.PHONY: setup test test-slurm demo demo-papers benchmark bazel-check build-file clean
+.PHONY: setup test test-slurm chaos demo demo-papers benchmark bazel-check build-file clean
 
 setup: $(STAMP) $(EXTENSIONS_STAMP)
 
@@ -34,6 +34,12 @@ test: setup
 # missing (root) and runs slurmctld and slurmd on localhost; skipped, saying why, where it cannot.
 test-slurm: setup
 	$(PY) -m pytest -m slurm tests/slurm $(PYTEST_ARGS)
+
+# The study engine killed with SIGKILL at hundreds of seeded random moments (tests/chaos/chaos_study.py;
+# `make test` runs one cycle): every cycle must end as a run left alone. About an hour on 2 cores.
+CHAOS_FLAGS ?= --cycles=60 --seed=1
+chaos: setup
+	$(PY) tests/chaos/chaos_study.py --work_dir=chaos_output --report=chaos_output/summary.md $(CHAOS_FLAGS)
 
 # The demo needs no Cython extension (it runs no create_pretraining_data.py): set-up stays short.
 # e.g. make demo DEMO_FLAGS=--dtype=float32
@@ -68,4 +74,4 @@ benchmark: setup
 	$(PY) benchmarks/run_benchmarks.py $(if $(TORCH_PYTHON),--torch_python=$(TORCH_PYTHON))
 
 clean:
-	rm -rf $(VENV) demo_output benchmark_output build pretraining_data/*.c pretraining_data/*.so
+	rm -rf $(VENV) demo_output benchmark_output chaos_output build pretraining_data/*.c pretraining_data/*.so
