@@ -3,7 +3,8 @@
 TF Serving watches `export_dir` and serves the highest numbered version, so
 each export goes to a new integer subdirectory (1, 2, ...), written under a
 temporary name first and renamed when complete: a server never sees half a
-model.
+model. Its variables' resources and functions carry a tag of the export
+(serving/export_names.py), so that several exports can share one session.
 """
 
 import logging as std_logging
@@ -12,6 +13,8 @@ import re
 
 import tensorflow as tf
 from absl import logging
+
+from serving import export_names
 
 _VERSION = re.compile(r"^\d+$")
 
@@ -69,6 +72,8 @@ def save(module, export_dir, signatures, version=None):
         tf.saved_model.save(module, temporary, signatures=signatures)
     finally:
         absl_logger.setLevel(level)
+    # Two exports can then share one TensorFlow 1 session without sharing weights (serving/export_names.py).
+    export_names.make_unique(temporary)
     tf.io.gfile.rename(temporary, path)
     logging.info("Exported SavedModel to %s (signatures: %s).", path, ", ".join(sorted(signatures)))
     return path
