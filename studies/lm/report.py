@@ -193,7 +193,9 @@ def _curves(ax, rows):
             ax.plot(epochs, perplexity, color=colours(index % 10), linewidth=1, alpha=0.8,
                     label=row["name"] if number == 0 else None)
             ax.plot([run["epochs_to_best"]], [run["eval_perplexity"]], "o", color=colours(index % 10), markersize=3)
-    ax.set_yscale("log")
+    ax.set_yscale("log")  # early perplexities are several times the last: log keeps the end readable
+    ax.yaxis.set_major_formatter(matplotlib.ticker.FormatStrFormatter("%g"))
+    ax.yaxis.set_minor_formatter(matplotlib.ticker.FormatStrFormatter("%g"))
     ax.set_xlabel("epochs (passes over the training sequences); a dot marks each run's best")
     ax.set_ylabel("held-out perplexity (one line per seed)")
     ax.set_title("learning curves", fontsize=9)
