@@ -143,6 +143,14 @@ class BestCheckpoint:
                 "(--early_stopping_patience)" % (self.label.lower(), patience, 2 * patience))
 
 
+def stopped_too_soon(state, figure, higher_is_better, patience):
+    """Whether a run that stopped early (by its state) would have gone on under today's rule with `patience`.
+
+    Runs stopped by an older rule (patience alone) are found this way; they are run again to be compared.
+    """
+    return bool(state.get("stopped")) and not stopping.should_stop(scores(state, figure, higher_is_better), patience)
+
+
 def stopped_before(output_dir):
     """Whether the run in output_dir stopped early before (logged): it then does not train again."""
     if not read_state(output_dir).get("stopped"):

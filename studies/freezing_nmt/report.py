@@ -21,8 +21,9 @@ TITLE = "Bogoychev (2021), translation: parameter groups frozen at their random 
 FIGURES = ("dev_bleu", "test_bleu", "test_chrf", "test_perplexity", "epochs_to_best")
 
 
-def _run(directory, seed):
+def _run(directory, seed, patience):
     """One run's figures from its eval_results.txt and test_results.txt."""
+    state = early_stopping.read_state(directory)
     dev = _read_key_values(os.path.join(directory, "eval_results.txt"))
     test = _read_key_values(os.path.join(directory, "test_results.txt"))
     return dict(seed=seed, run_dir=directory, dev_bleu=dev["bleu"], dev_chrf=dev["chrf"], test_bleu=test["bleu"],
@@ -34,7 +35,9 @@ def _run(directory, seed):
                 still_improving=dev.get("evaluations_since_best", 0) == 0,
                 # Every dev evaluation's (epochs, BLEU): the learning curve.
                 dev_curve=[[point["epochs"], point["bleu"]]
-                           for point in early_stopping.read_state(directory).get("history", [])])
+                           for point in state.get("history", [])],
+                # Stopped by an older rule that today's (--early_stopping_patience with the trend) would not follow.
+                stopped_too_soon=early_stopping.stopped_too_soon(state, "bleu", True, patience))
 
 
 def _sizes(config):
@@ -52,7 +55,7 @@ def collect(scale, output_dir):
     """
     rows = []
     for row in nmt_experiments.rows(scale):
-        runs = [_run(nmt_experiments.directory_of(output_dir, row, scale, seed), seed)
+        runs = [_run(nmt_experiments.directory_of(output_dir, row, scale, seed), seed, scale.early_stopping_patience)
                 for seed in scale.row_seeds(row)]
         directory = runs[0]["run_dir"]
         config = NmtConfig.from_json_file(os.path.join(directory, "nmt_config.json"))
@@ -102,6 +105,12 @@ def markdown(results, scale_note):
             "—" if share is None else "%.0f%%" % (100 * share), mean_std_text(row, "test_chrf", 1),
             mean_std_text(row, "epochs_to_best", 2) + ("*" if row["still_improving"] else "")]
         lines.append("| " + " | ".join(cells) + " |")
+    too_soon = ["%s seed %d" % (row["name"], run["seed"]) for row in results["rows"] for run in row["seeds"]
+                if run.get("stopped_too_soon")]
+    if too_soon:
+        lines += ["", "Stopped too soon: %s stopped under an older rule (patience alone), while today's rule (patience "
+                  "and no rise beyond noise) would have gone on: their figures are lower bounds, and they are to be "
+                  "run again." % ", ".join(too_soon)]
     several = [row for row in results["rows"] if len(row["seeds"]) > 1]
     if several:
         seeds = [run["seed"] for run in several[0]["seeds"]]
