@@ -9,6 +9,7 @@ import re
 import sys
 
 import numpy as np
+import pytest
 from absl import logging
 from absl.testing import flagsaver
 
@@ -21,6 +22,7 @@ from benchmarks import lm_benchmark
 from benchmarks import model_benchmark
 from benchmarks import nmt_benchmark
 from benchmarks import pretraining_step_benchmark
+from benchmarks import saved_model_load_benchmark
 from benchmarks import tokenization_benchmark
 
 _NUMBER = r"([0-9]+(?:\.[0-9]+)?)"
@@ -182,3 +184,15 @@ def test_demo_benchmark_reports_a_finished_demo(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "total, set-up NOT included" in out
     assert "the demo on a fresh clone, set-up included: 3.8 min (set-up unknown, not counted)" in out
+
+
+def test_saved_model_load_benchmark_prints_sizes_loads_and_bitwise_outputs(capsys, tmp_path):
+    with flagsaver.flagsaver(load_sizes=["tiny"], load_rounds=1, load_work_dir=str(tmp_path)):
+        assert saved_model_load_benchmark.main([]) == 0
+    out = capsys.readouterr().out
+    row = re.search(r"^\s*tiny\s+([0-9,]+)\s+([0-9,]+)\s+%s\s+%s\s+0%%\s+%s\s+%s\s+0%%\s+%s\s+bitwise\s*$"
+                    % ((_NUMBER,) * 5), out, re.MULTILINE)
+    assert row, out
+    parameters, drawn, values_mb, values_s, seed_mb, seed_s, ratio = (float(x.replace(",", "")) for x in row.groups())
+    assert 0 < drawn < parameters and values_s > 0 and seed_s > 0
+    assert ratio == pytest.approx(seed_s / values_s, rel=0.05, abs=0.01)

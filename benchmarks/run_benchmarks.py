@@ -35,7 +35,7 @@ DEFAULT_BENCHMARKS = (
     "demo_benchmark",
 )
 ALL_BENCHMARKS = DEFAULT_BENCHMARKS + (
-    "lm_benchmark", "nmt_benchmark", "dense_gradient_benchmark", "small_scale_profile",
+    "lm_benchmark", "nmt_benchmark", "dense_gradient_benchmark", "small_scale_profile", "saved_model_load_benchmark",
 )
 # The benchmarks with a PyTorch peer, which take --torch_python.
 TAKES_TORCH_PYTHON = ("pretraining_step_benchmark", "inference_benchmark", "lm_benchmark", "nmt_benchmark")

@@ -39,7 +39,7 @@ def save_server(server, options, regeneration=None):
     if regeneration is None or not regeneration.weights:
         return saved_model_writer.save(server, options.export_dir, server.signatures(), options.export_version)
     server.variables_of_model = regeneration.stored(server.variables_of_model)
-    server.regenerated_weights = list(regeneration.weights)
+    server.regenerated = list(regeneration.trackables)
     with regeneration.swapped():  # traced and saved reading the regenerated weights
         return saved_model_writer.save(server, options.export_dir, server.signatures(), options.export_version)
 

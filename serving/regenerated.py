@@ -3,25 +3,37 @@
 A weight frozen at its seeded random initialisation (--freeze with --reinit,
 saved as its seed: --save_frozen=seed) is a pure function of the seed, its
 original checkpoint name and shape (freezing/seeded_values.py). In the
-SavedModel each such weight is a `RegeneratedWeight`: a resource of its own
-(a variable outside the SavedModel's checkpoint) that the SavedModel's
-initialisation op fills, at load, with the same stateless generator and key
-the checkpoints use, inside the graph. TensorFlow's loaders (tf.saved_model.load,
-TF Serving) run that op after restoring the stored variables, so the SavedModel
+SavedModel each such weight is a variable that its checkpoint (`variables/`)
+leaves out, and one initialiser, a resource of the export (`Regenerator`),
+fills all of them at load with the same stateless generator and keys the
+checkpoints use, inside the graph. TensorFlow's loaders (tf.saved_model.load,
+TF Serving) run it after restoring the stored variables, so the SavedModel
 stays self-contained: TensorFlow alone regenerates it.
+
+Why this shape: a loader pays for every function it instantiates and runs.
+A resource per weight cost two functions per weight at load (create and
+initialise), 2-3x the full export's load at MiniLM size; variables cost none,
+and one initialiser draws every weight in a single function. The generator's
+keys are a small stored variable rather than constants, so that TensorFlow's
+graph optimiser does not compute each draw once more while folding constants.
 
 The guarantee: the exporter draws each weight as the graph will, and exports
 only if it equals the checkpoint's value and the sha256 the training run
 recorded in its manifest; it records the weight's fingerprint (FarmHash64 of
 its float32 bytes, the content hash TensorFlow has as an op), and the
-initialisation op compares the drawn weight with it. A TensorFlow that draws
+initialiser compares each drawn weight with it. A TensorFlow that draws
 differently fails the load, naming the weight and its group, rather than serve
 another model.
 
 The model's own tf.Variable objects are left as they are; while the exporter
-traces and saves the signatures, each regenerated variable reads the
-resource's handle instead of its own (`Regeneration.swapped`), so the traced
-graph reads the regenerated weight and the variable is not saved.
+traces and saves the signatures, each regenerated variable reads its
+unstored twin's handle instead of its own (`Regeneration.swapped`), so the
+traced graph reads the regenerated weight and the model's variable is not saved.
+
+TensorFlow internals relied on (checked by regenerated_test.py on the versions
+it names): a variable's `_handle` (the swap), and a variable's
+`_serialize_to_tensors` and `_export_to_saved_model_graph` (left out of the
+checkpoint, in the eager model and in the SavedModel's graph alike).
 """
 
 import contextlib
@@ -33,68 +45,116 @@ from tensorflow.python.ops import resource_variable_ops
 
 from freezing import seeded_values
 
+# The TensorFlow versions whose internals above were checked (regenerated_test.py fails on any other).
+CHECKED_TENSORFLOW_VERSIONS = ("2.20.",)
+
 
 def fingerprint(value):
     """FarmHash64 of a float32 tensor's bytes: uint8 [1, 8] (in eager mode or in a graph)."""
     return tf.fingerprint(tf.reshape(tf.bitcast(tf.convert_to_tensor(value, tf.float32), tf.uint8), [1, -1]))
 
 
-def draw(name, spec, seed, variable_shape):
-    """A manifest entry's weight in the Keras variable's shape (a reshape of the original layout), as the
-    SavedModel's initialisation op draws it (in eager mode or in a graph)."""
+def draw(spec, key, variable_shape):
+    """A manifest entry's weight in the Keras variable's shape (a reshape of the original layout), drawn with the
+    generator's key (seeded_values.key_of: a list or an int64 tensor [2]), as the SavedModel's initialiser draws
+    it (in eager mode or in a graph)."""
     kind = spec["initializer"]
     value = seeded_values.seeded_tensor(spec["shape"], kind, spec.get(seeded_values.SCALE_FIELD.get(kind, "stddev")),
-                                        seeded_values.key_of(name, seed))
+                                        key)
     return tf.reshape(value, list(variable_shape))
 
 
-class RegeneratedWeight(tf.saved_model.experimental.TrackableResource):
-    """One frozen weight, drawn by the SavedModel's initialisation op.
+class _UnstoredCopy(resource_variable_ops.UninitializedVariable):
+    """An UnstoredVariable's twin in the SavedModel's graph: also left out of the checkpoint, so that TensorFlow 1's
+    loader (whose restore op is built from this graph) does not look for it in `variables/`."""
+
+    def _serialize_to_tensors(self):
+        return {}
+
+
+class UnstoredVariable(resource_variable_ops.ResourceVariable):
+    """A variable of the SavedModel's object graph whose value its checkpoint leaves out: loaders recreate it
+    uninitialised, and the Regenerator fills it."""
+
+    def _serialize_to_tensors(self):
+        return {}
+
+    def _export_to_saved_model_graph(self, object_map=None, tensor_map=None, options=None, **kwargs):
+        handles = super()._export_to_saved_model_graph(object_map, tensor_map, options, **kwargs)
+        object_map[self].__class__ = _UnstoredCopy
+        return handles
+
+
+class RegeneratedWeight:
+    """One frozen weight, drawn by the SavedModel's initialiser.
 
     name: the original checkpoint name (the generator's key). group: its
     parameter group, for messages. spec: its manifest entry (initializer,
-    stddev or limit, shape in the original layout). seed: the run's
-    random_seed. variable_shape: the Keras variable's shape. expected: the
-    fingerprint of the weight drawn at export, uint8 [1, 8]. export_id: unique to the export.
+    stddev or limit, shape in the original layout). key: its generator key
+    (seeded_values.key_of). variable_shape: the Keras variable's shape.
+    expected: the fingerprint of the weight drawn at export, uint8 [1, 8].
+    variable: the UnstoredVariable the SavedModel reads it from (named after
+    the weight), holding the drawn value while exporting.
     """
 
-    def __init__(self, name, group, spec, seed, variable_shape, expected, export_id):
+    def __init__(self, name, group, spec, key, variable_shape, expected, value):
         self.weight_name, self.group = name, group
-        self._shared_name = "regenerated/%s/%s" % (export_id, name)
-        self._spec, self._seed = dict(spec), seed
-        self._variable_shape = list(variable_shape)
-        self._expected = np.asarray(expected, np.uint8)
+        self.spec, self.key = dict(spec), list(key)
+        self.variable_shape = list(variable_shape)
+        self.expected = np.asarray(expected, np.uint8)
+        self.variable = UnstoredVariable(value, trainable=False, name="regenerated/" + name)
+
+    def assign_drawn(self, key):
+        """The op that draws the weight with `key`, checks its fingerprint and assigns it (in a graph)."""
+        value = draw(self.spec, key, self.variable_shape)
+        # tf.debugging.Assert with string data alone is one op; assert_equal would add a conditional, two functions
+        # per weight for the loader to instantiate.
+        check = tf.debugging.Assert(tf.reduce_all(tf.equal(fingerprint(value), tf.constant(self.expected))), [
+            "The frozen weight %s (group %s), drawn from its seed at load, differs from the one exported: "
+            "this TensorFlow's random generator (%s) draws differently, and would serve another model. "
+            "Load the full export, or export again with this TensorFlow."
+            % (self.weight_name, self.group, seeded_values.GENERATOR)])
+        with tf.control_dependencies([check]):
+            return self.variable.assign(value, read_value=False)
+
+
+class Regenerator(tf.saved_model.experimental.TrackableResource):
+    """The SavedModel's initialiser of its regenerated weights; its own resource is a flag set once they are drawn.
+
+    keys: the stored int64 variable [number of weights, 2] of the weights' generator keys, in order.
+    """
+
+    def __init__(self, weights, keys, export_id):
+        self._weights, self._keys = list(weights), keys
+        self._flag_name = "regenerated/%s/drawn" % export_id
         super().__init__()
 
     def _create_resource(self):
-        # As tf.Variable makes its handle: with the shape attached, which the model's ops infer their shapes from.
-        # In a graph (the SavedModel's), the resource is named after the export and the weight: an empty name
-        # would be the op's, the same for every weight; names of this export alone keep two models loaded in
-        # one process apart. Eagerly (while exporting), it is anonymous.
-        eager = tf.executing_eagerly()
-        return resource_variable_ops._variable_handle_from_shape_and_dtype(  # pylint: disable=protected-access
-            self._variable_shape, tf.float32, shared_name=None if eager else self._shared_name, name="regenerated",
-            graph_mode=not eager)
+        return tf.raw_ops.VarHandleOp(dtype=tf.bool, shape=[], shared_name=self._flag_name)
 
     def _initialize(self):
-        value = draw(self.weight_name, self._spec, self._seed, self._variable_shape)
-        check = tf.debugging.assert_equal(
-            fingerprint(value), tf.constant(self._expected),
-            message="The frozen weight %s (group %s), drawn from its seed at load, differs from the one exported: "
-                    "this TensorFlow's random generator (%s) draws differently, and would serve another model. "
-                    "Load the full export, or export again with this TensorFlow."
-                    % (self.weight_name, self.group, seeded_values.GENERATOR))
-        with tf.control_dependencies([check]):
-            return tf.raw_ops.AssignVariableOp(resource=self.resource_handle, value=value)
+        keys = self._keys.read_value()
+        assigned = [weight.assign_drawn(keys[index]) for index, weight in enumerate(self._weights)]
+        with tf.control_dependencies(assigned):
+            return tf.raw_ops.AssignVariableOp(resource=self.resource_handle, value=tf.constant(True))
 
 
 class Regeneration:
-    """The regenerated weights of one export: [(tf.Variable, RegeneratedWeight)]."""
+    """The regenerated weights of one export: [(tf.Variable, RegeneratedWeight)].
+
+    trackables: what the SavedModel must hold for them (the unstored variables, the keys, the initialiser).
+    """
 
     def __init__(self, pairs):
         self.pairs = list(pairs)
         self.weights = [weight for _, weight in self.pairs]
         self._ids = {id(variable) for variable, _ in self.pairs}
+        self.trackables = []
+        if self.weights:
+            keys = tf.Variable([weight.key for weight in self.weights], dtype=tf.int64, trainable=False,
+                               name="regenerated/keys")
+            self.trackables = ([weight.variable for weight in self.weights]
+                               + [keys, Regenerator(self.weights, keys, uuid.uuid4().hex)])
 
     def stored(self, variables):
         """The variables the SavedModel stores: all but the regenerated ones."""
@@ -102,12 +162,12 @@ class Regeneration:
 
     @contextlib.contextmanager
     def swapped(self):
-        """Within: each regenerated variable reads its RegeneratedWeight's handle (for tracing and saving)."""
+        """Within: each regenerated variable reads its unstored twin's handle (for tracing and saving)."""
         inner = [(_resource_variable(variable), weight) for variable, weight in self.pairs]
         originals = [(variable, variable._handle) for variable, _ in inner]  # pylint: disable=protected-access
         try:
             for variable, weight in inner:
-                variable._handle = weight.resource_handle  # pylint: disable=protected-access
+                variable._handle = weight.variable.handle  # pylint: disable=protected-access
             yield
         finally:
             for variable, handle in originals:
@@ -135,7 +195,6 @@ def from_manifest(variables, manifest, group_of, checkpoint_prefix=""):
         model's loaded value.
     """
     pairs = []
-    export_id = uuid.uuid4().hex
     for name in sorted(manifest["variables"]):
         if name not in variables:
             continue  # the task's head of another model (a pre-training checkpoint's): not exported
@@ -148,6 +207,7 @@ def from_manifest(variables, manifest, group_of, checkpoint_prefix=""):
                 "The frozen weight %s (group %s) of the model is not the one its seed draws: it was not loaded from "
                 "this checkpoint's seed, or changed since. Export with --save_frozen=values to store it."
                 % (name, group_of(name)))
-        pairs.append((entry.variable, RegeneratedWeight(name, group_of(name), spec, manifest["random_seed"],
-                                                        entry.variable.shape, fingerprint(drawn).numpy(), export_id)))
+        pairs.append((entry.variable, RegeneratedWeight(
+            name, group_of(name), spec, seeded_values.key_of(name, manifest["random_seed"]), entry.variable.shape,
+            fingerprint(drawn).numpy(), drawn)))
     return Regeneration(pairs)

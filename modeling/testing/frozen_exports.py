@@ -22,17 +22,23 @@ SEED = 12345
 KINDS = ("encoder", "classifier", "squad")
 
 
-def write_checkpoints(root, kinds=KINDS, seed=SEED, groups=("ffn",)):
+TINY_CONFIG = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, head_size=12, intermediate_size=64,
+                   max_position_embeddings=64, type_vocab_size=2)
+
+
+def write_checkpoints(root, kinds=KINDS, seed=SEED, groups=("ffn",), config=None, words=WORDS):
     """Writes root/vocab.txt, root/bert_config.json and root/<kind>/model.ckpt-3 (+ .frozen.json) of each kind,
     the parameter groups `groups` (of every layer) drawn from `seed`.
+
+    config: the BERT config's sizes without vocab_size (default TINY_CONFIG); words: the vocabulary after the
+    five special tokens.
 
     Returns:
       ({kind: checkpoint prefix}, [the frozen weights' original names]).
     """
-    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + WORDS
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + list(words)
     (root / "vocab.txt").write_text("\n".join(vocab) + "\n")
-    config = dict(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2, num_attention_heads=4, head_size=12,
-                  intermediate_size=64, max_position_embeddings=64, type_vocab_size=2)
+    config = dict(config or TINY_CONFIG, vocab_size=len(vocab))
     (root / "bert_config.json").write_text(json.dumps(config))
     prefixes = {}
     task_models = dict(encoder=modeling.BertModel, classifier=lambda c: modeling.BertClassifierModel(c, 3),
