@@ -37,6 +37,9 @@ from tensorflow.core.protobuf import saved_model_pb2
 # The one way to recompute a SavedModel's fingerprint.pb after its graph changed (TensorFlow 2.20).
 from tensorflow.python.saved_model import fingerprinting_utils
 
+# The TensorFlow versions on which fingerprinting_utils.write_fingerprint was checked (export_names_test.py fails on
+# any other).
+CHECKED_TENSORFLOW_VERSIONS = ("2.20.",)
 SAVED_MODEL_FILE = "saved_model.pb"
 _COUNTED = re.compile(r"^(.*)_(\d+)$")
 

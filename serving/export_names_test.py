@@ -110,3 +110,13 @@ def test_the_fingerprint_is_that_of_the_rewritten_graph(exports):
     computed = fingerprint_pb2.FingerprintDef.FromString(fingerprinting.CreateFingerprintDef(path))
     assert recorded.saved_model_checksum == computed.saved_model_checksum
     assert recorded.graph_def_program_hash == computed.graph_def_program_hash
+
+
+def test_the_private_fingerprint_writer_was_checked_on_this_tensorflow():
+    # fingerprint.pb is recomputed with a private TensorFlow module; the tests above show it works on the versions
+    # listed. On another, run them and add it to CHECKED_TENSORFLOW_VERSIONS, or change the module.
+    assert tf.__version__.startswith(export_names.CHECKED_TENSORFLOW_VERSIONS), (
+        "serving/export_names.py relies on tensorflow.python.saved_model.fingerprinting_utils, checked on %s only; "
+        "this is TensorFlow %s" % (", ".join(v + "*" for v in export_names.CHECKED_TENSORFLOW_VERSIONS),
+                                   tf.__version__))
+    assert callable(export_names.fingerprinting_utils.write_fingerprint)
