@@ -33,6 +33,7 @@ from absl import app  # noqa: E402
 from absl import flags  # noqa: E402
 
 from benchmarks import benchmark_utils  # noqa: E402
+from freezing import seeded_values  # noqa: E402
 from modeling.testing import frozen_exports  # noqa: E402
 
 FLAGS = flags.FLAGS
@@ -66,11 +67,11 @@ def export_both(root, size):
     """Checkpoints a seeded-FFN classifier of `size` under root; returns ({way: export path}, parameters, drawn)."""
     sizes, words = SIZES[size]
     config = dict(sizes, max_position_embeddings=512, type_vocab_size=2)
-    prefixes, frozen = frozen_exports.write_checkpoints(
+    prefixes, _ = frozen_exports.write_checkpoints(
         root, kinds=["classifier"], config=config, words=["w%d" % i for i in range(words)])
     stored = sum(int(np.prod(shape)) for name, shape in tf.train.list_variables(prefixes["classifier"])
                  if not name.startswith("global_step"))
-    manifest = json.loads(pathlib.Path(prefixes["classifier"] + ".frozen.json").read_text())
+    manifest = seeded_values.read_manifest(prefixes["classifier"])
     drawn = sum(int(np.prod(entry["shape"])) for entry in manifest["variables"].values())
     paths = {way: frozen_exports.export(root, prefixes["classifier"], "classifier", way, max_seq_length=128)
              for way in ("values", "seed")}
