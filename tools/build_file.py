@@ -10,7 +10,8 @@ The rules, so that a reader can predict every target:
   sub-folder and conftest.py ("conftest" at the top level). A test depends on the helpers of
   every conftest.py above it, which pytest loads without an import.
 - A module with a top-level `if __name__ == "__main__":` is a py_binary named after its file
-  ("run_squad"; in a folder, "<folder>_<file>"; testonly among test helpers); every *_test.py a
+  ("run_squad"; in a folder, "<folder>_<file>"; testonly among test helpers or when it imports
+  one, as a benchmark built on a test's fixtures does); every *_test.py a
   py_test named the same way.
 - A folder's .pyx and .pxd files are a pyx_library, "<folder>_extensions", which the folder's
   library depends on when a module imports one of them.
@@ -235,6 +236,10 @@ def generate(root=ROOT):
                 if conftest in owner and owner[conftest].name != target.name:
                     deps[target.name].add(":" + owner[conftest].name)
     _check_cycles({name: {d[1:] for d in found if d.startswith(":")} for name, found in deps.items()}, srcs)
+    helpers = {name for name, target in targets.items() if target.testonly and target.kind == "py_library"}
+    for name, target in list(targets.items()):
+        if target.kind == "py_binary" and any(dep[1:] in helpers for dep in deps[name]):
+            targets[name] = target._replace(testonly=True)  # Bazel: only testonly targets may use test helpers
     return _render(targets, srcs, deps, data)
 
 
