@@ -11,6 +11,16 @@ after bos is predicted exactly once. An example is (padding at the end):
   num_chars   int32 []                the line's characters plus its newline (what
                                       eos predicts) on its first piece, else 0;
                                       eval sums it for bits per character
+
+With `pack=True` (run_lm.py --pack_lines) lines are not kept apart: their
+tokens, each line [bos] + ids + [eos], run on as one stream cut into examples
+of max_seq_length predictions, so every example but the last is full and a
+token's context reaches back into earlier lines, up to max_seq_length tokens.
+Every token after a bos is still predicted exactly once; num_chars counts the
+characters of the lines whose bos falls in the example. The number of
+predictions per example is then max_seq_length itself, whatever the lines'
+lengths: what a study that varies max_seq_length at a fixed number of tokens
+per step needs.
 """
 
 import tensorflow as tf
@@ -50,7 +60,7 @@ class TextFiles:
         return lines
 
 
-def examples(lines, vocabulary, max_seq_length):
+def examples(lines, vocabulary, max_seq_length, pack=False):
     """The examples of a Dataset of lines (see the module docstring)."""
     tokenizer = tensorflow_text.SentencepieceTokenizer(model=vocabulary.model_proto)
     bos = tf.constant([vocabulary.bos_id], tf.int32)
@@ -76,17 +86,33 @@ def examples(lines, vocabulary, max_seq_length):
 
         return tf.data.Dataset.from_tensor_slices(starts).map(piece)
 
+    def pairs(tokens, chars):
+        # (input, target, characters) of each prediction of the line: chars on its bos, else 0.
+        inputs = tokens[:-1]
+        return inputs, tokens[1:], tf.concat([[chars], tf.zeros_like(inputs[1:])], 0)
+
+    def packed(inputs, targets, chars):
+        real = tf.size(inputs)
+        pad = [[0, length - real]]
+        return dict(input_ids=tf.ensure_shape(tf.pad(inputs, pad), [length]),
+                    target_ids=tf.ensure_shape(tf.pad(targets, pad), [length]),
+                    input_mask=tf.ensure_shape(tf.pad(tf.ones([real], tf.int32), pad), [length]),
+                    num_chars=tf.reduce_sum(chars))
+
     lines = lines.map(tf.strings.strip).filter(lambda line: tf.strings.length(line) > 0)
-    return lines.map(tokenize, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True).flat_map(pieces)
+    tokens = lines.map(tokenize, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
+    if pack:
+        return tokens.map(pairs).unbatch().batch(length).map(packed)
+    return tokens.flat_map(pieces)
 
 
-def training_dataset(source, vocabulary, max_seq_length, batch_size, seed, input_context=None):
+def training_dataset(source, vocabulary, max_seq_length, batch_size, seed, input_context=None, pack=False):
     """Endless, seeded batches: files shuffled per epoch, examples through a shuffle buffer."""
-    dataset = examples(source.lines(seed, input_context), vocabulary, max_seq_length)
+    dataset = examples(source.lines(seed, input_context), vocabulary, max_seq_length, pack)
     dataset = dataset.shuffle(SHUFFLE_BUFFER, seed=seed, reshuffle_each_iteration=True)
     return dataset.batch(batch_size, drop_remainder=True).prefetch(tf.data.AUTOTUNE)
 
 
-def evaluation_dataset(source, vocabulary, max_seq_length, batch_size):
+def evaluation_dataset(source, vocabulary, max_seq_length, batch_size, pack=False):
     """Every example once, in order; the last batch may be smaller."""
-    return examples(source.lines(), vocabulary, max_seq_length).batch(batch_size).prefetch(tf.data.AUTOTUNE)
+    return examples(source.lines(), vocabulary, max_seq_length, pack).batch(batch_size).prefetch(tf.data.AUTOTUNE)

@@ -59,3 +59,35 @@ def test_training_batches_are_seeded_and_evaluation_keeps_the_last_partial_batch
     assert not all(np.array_equal(a, b) for a, b in zip(first_batches(1), first_batches(2)))
     sizes = [len(batch["input_ids"]) for batch in dataset.evaluation_dataset(source, vocab, 64, 8)]
     assert sum(sizes) == 50 and sizes[-1] == 2
+
+
+def test_packed_lines_run_on_as_one_stream_with_every_token_predicted_once(vocab, tmp_path):
+    lines = _lines(12, 3)
+    (tmp_path / "a.txt").write_text("\n".join(lines) + "\n\n")
+    source = dataset.TextFiles([str(tmp_path / "a.txt")])
+    stream = []  # What the lines give one after the other: [bos] + ids + [eos] each.
+    for line in lines:
+        stream += [vocab.bos_id] + vocab.processor().EncodeAsIds(line) + [vocab.eos_id]
+    predictions = len(stream) - len(lines)  # Every token but the bos of each line.
+    pieces = list(dataset.examples(source.lines(), vocab, 8, pack=True))
+    assert len(pieces) == math.ceil(predictions / 8)
+    masks = [p["input_mask"].numpy() for p in pieces]
+    assert all(m.sum() == 8 for m in masks[:-1]) and 0 < masks[-1].sum() <= 8
+    inputs = np.concatenate([p["input_ids"].numpy()[m == 1] for p, m in zip(pieces, masks)])
+    targets = np.concatenate([p["target_ids"].numpy()[m == 1] for p, m in zip(pieces, masks)])
+    expected_inputs, expected_targets, start = [], [], 0
+    for line in lines:  # Within a line, each token predicts the next; a line's eos predicts nothing.
+        tokens = [vocab.bos_id] + vocab.processor().EncodeAsIds(line) + [vocab.eos_id]
+        expected_inputs += tokens[:-1]
+        expected_targets += tokens[1:]
+    np.testing.assert_array_equal(inputs, expected_inputs)
+    np.testing.assert_array_equal(targets, expected_targets)
+    # Characters: each line's, newline included, counted once, in the example holding its bos.
+    assert sum(int(p["num_chars"]) for p in pieces) == sum(len(line) + 1 for line in lines)
+    first_bos_piece = int(pieces[0]["num_chars"])
+    assert first_bos_piece >= len(lines[0]) + 1
+    # Evaluation batches the packed examples; training ones are full and seeded.
+    sizes = [len(b["input_ids"]) for b in dataset.evaluation_dataset(source, vocab, 8, 4, pack=True)]
+    assert sum(sizes) == len(pieces)
+    batch = next(iter(dataset.training_dataset(source, vocab, 8, 3, seed=1, pack=True)))
+    assert batch["input_ids"].shape == (3, 8)

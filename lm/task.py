@@ -76,6 +76,9 @@ class LmOptions(EarlyStoppingOptions, StepsOptions, HeadSizeOptions, ScheduleOpt
     max_seq_length: int = option(
         256, "The maximum sequence length in sub-word tokens (with bos/eos); longer lines are split.",
         minimum=2)
+    pack_lines: bool = option(
+        False, "Run the lines together as one token stream cut into examples of --max_seq_length predictions "
+        "(context crosses line ends), instead of one example per line (split only when too long).", new=True)
     vocab_file: Optional[str] = option(
         None, "A SentencePiece model (.model). Without it a vocabulary of --vocab_size pieces is "
         "learned from the training text and saved as output_dir/spm.model.", path="file")
@@ -174,7 +177,8 @@ def lm_task(options, config, vocabulary, train_source, record=None, built=None):
     return trainer_lib.Task(
         build_model=build,
         make_dataset=lambda batch_size, context: lm_dataset.training_dataset(
-            train_source, vocabulary, options.max_seq_length, batch_size, options.random_seed, context),
+            train_source, vocabulary, options.max_seq_length, batch_size, options.random_seed, context,
+            options.pack_lines),
         model_inputs=_model_inputs,
         compute_losses=lambda outputs, batch: lm_losses(outputs, batch, built["model"].output_logits),
         loss_names=("loss", "target_tokens"),
@@ -208,7 +212,8 @@ def perplexity_results(model, options, vocabulary, source, step):
     Raises:
       ValueError: when `source` holds no text to score.
     """
-    batches = lm_dataset.evaluation_dataset(source, vocabulary, options.max_seq_length, options.eval_batch_size)
+    batches = lm_dataset.evaluation_dataset(source, vocabulary, options.max_seq_length, options.eval_batch_size,
+                                           options.pack_lines)
     total_nll, tokens, chars = score(model, batches)
     if not tokens:
         raise ValueError("%s holds no text to score." % source.describe())
@@ -217,9 +222,9 @@ def perplexity_results(model, options, vocabulary, source, step):
                 bits_per_character=total_nll / math.log(2) / chars, num_characters=chars, global_step=step)
 
 
-def count_sequences(source, vocabulary, max_seq_length):
+def count_sequences(source, vocabulary, max_seq_length, pack=False):
     """The training sequences of `source` (one pass, tokenized): what an epoch is made of."""
-    dataset = lm_dataset.examples(source.lines(), vocabulary, max_seq_length)
+    dataset = lm_dataset.examples(source.lines(), vocabulary, max_seq_length, pack)
     count = int(dataset.reduce(tf.constant(0, tf.int64), lambda total, _: total + 1))
     logging.info("The training text gives %d sequences of up to %d tokens.", count, max_seq_length)
     return count
@@ -231,7 +236,7 @@ def held_out_callback(options, built, vocabulary, found):
 
     def evaluate(step):
         if not sequences:
-            sequences.append(count_sequences(found["train"], vocabulary, options.max_seq_length))
+            sequences.append(count_sequences(found["train"], vocabulary, options.max_seq_length, options.pack_lines))
         results = perplexity_results(built["model"], options, vocabulary, found["eval"], step)
         results["epochs"] = step * options.train_batch_size / max(sequences[0], 1)
         return results, None
