@@ -26,7 +26,7 @@ import outputs
 from reproduction import archive, plan as plan_lib, processes, runner, selection, slurm
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SCALES = ("paper", "small", "small_converged", "tiny", "tiny_converged")
+SCALES = ("paper", "small", "small_converged", "small_d32", "small_d128", "tiny", "tiny_converged")
 
 
 @dataclasses.dataclass(kw_only=True)
@@ -38,7 +38,8 @@ class ReproduceOptions(slurm.SlurmOptions):
                         "in hours per experiment (runs kept between sessions with --runs_dir); tiny: every row "
                         "shrunk the same way, a check that the pipeline runs, in minutes; small_converged, "
                         "tiny_converged (the language-model studies): the same sizes trained until held-out "
-                        "perplexity stops improving.", choices=SCALES)
+                        "perplexity stops improving; small_d32, small_d128 (freezing_nmt): its small scale at "
+                        "other widths.", choices=SCALES)
     output_dir: str = option(help="Where the plan, every run and the results go.", path="output_dir")
     dtype: Optional[str] = option(
         None, "--dtype of every training run. Default: the study's (float32 unless its README says otherwise).",

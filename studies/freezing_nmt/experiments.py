@@ -87,6 +87,8 @@ class NmtScale:
     minutes_per_run: Optional[float] = None  # wall-clock minutes of one run, measured on 2 CPU cores
     parallel_runs: int = 1  # runs at once by default (--parallel_runs), at most one per core: measured
     # per family on 2 cores, docs/performance.md#runs-side-by-side
+    freezings: tuple = FREEZING_PRESETS  # the settings run on every preset
+    shrunk_rows: bool = True  # the "smaller frozen component" rows too
 
     def row_seeds(self, row):
         """The seeds a row runs with: every seed for the baseline and the one-frozen rows, else the first."""
@@ -129,13 +131,23 @@ SMALL = NmtScale(name="small", presets=("transformer-tiny",), shrink=4, num_enco
                  vocab_size=4000, train_batch_size=128, num_train_steps=20000, num_warmup_steps=150,
                  learning_rate=2e-3, save_checkpoints_steps=250, early_stopping_patience=5, beam_size=4,
                  max_seq_length=64, max_decode_length=48, seeds=(1, 2, 3), parallel_runs=2)
-SCALES = {s.name: s for s in (PAPER, TINY, SMALL)}
+# The width ladder around the small scale (d = 64): the same data, 3 + 1 layers, 8 heads (d_p = d/8), FFN 6d,
+# vocabulary, schedule, stopping rule and seeds, at d = 32 (d_p 4, FFN 192) and d = 128 (d_p 16, FFN 768): the
+# baseline and the one-frozen rows, and at d = 128 also embeddings and FFN frozen (attention alone trainable).
+WIDTH_FREEZINGS = ("", "embeddings", "attention", "ffn")
+SMALL_D32 = dataclasses.replace(SMALL, name="small_d32", shrink=8, freezings=WIDTH_FREEZINGS, shrunk_rows=False)
+SMALL_D128 = dataclasses.replace(SMALL, name="small_d128", shrink=2, freezings=WIDTH_FREEZINGS + ("embeddings,ffn",),
+                                 shrunk_rows=False)
+SCALES = {s.name: s for s in (PAPER, TINY, SMALL, SMALL_D32, SMALL_D128)}
 
 
 def rows(scale):
-    """The experiment's rows at a scale: per preset the seven settings, then the shrunk frozen components."""
+    """The experiment's rows at a scale: per preset its settings (all seven but at the width ladder's scales), then
+    the shrunk frozen components (where the scale runs them)."""
     found = [NmtRow("%s/%s" % (preset, freeze.replace(",", "+") or "none"), preset, freeze)
-             for preset in scale.presets for freeze in FREEZING_PRESETS]
+             for preset in scale.presets for freeze in scale.freezings]
+    if not scale.shrunk_rows:
+        return found
     first = scale.presets[0]
     found += [NmtRow("%s/ffn_width_half" % first, first, "ffn", ffn_divisor=2),
               NmtRow("%s/ffn_width_quarter" % first, first, "ffn", ffn_divisor=4),

@@ -15,7 +15,7 @@ from nmt.parameter_groups import count_parameters
 from options import option
 import outputs
 from reproduction.study import Plan, Study, expected_time, scale_of
-from studies.freezing_nmt import experiments as nmt_experiments, report as nmt_report
+from studies.freezing_nmt import experiments as nmt_experiments, report as nmt_report, widths
 
 EXPERIMENT = "freezing_nmt"
 SCALE_NOTES = {
@@ -26,6 +26,13 @@ SCALE_NOTES = {
              "seeds 1, 2 and 3 for the baseline and the one-frozen rows) on a real corpus given by path: what one "
              "machine with 2 CPU cores can show of the paper's findings. Not the paper's numbers: those need its "
              "corpora and models at paper scale.",
+    "small_d32": "**Small scale, d = 32** (the small scale's data, 3 + 1 layers, 8 heads, vocabulary, schedule, "
+                 "stopping rule and seeds, with d = 32, d_p = 4, FFN 192): the narrow end of the width ladder; "
+                 "the baseline and the one-frozen rows only.",
+    "small_d128": "**Small scale, d = 128** (the small scale's data, 3 + 1 layers, 8 heads, vocabulary, schedule, "
+                  "stopping rule and seeds, with d = 128, d_p = 16, FFN 768): the wide end of the width ladder; "
+                  "the baseline, the one-frozen rows, and embeddings with the FFN frozen (attention alone "
+                  "trainable, one seed).",
     "tiny": "**Tiny scale** (transformer-tiny with d, d_p and the FFN divided by 4, 2 + 2 layers, 400 steps "
             "of 128 pairs on the project's synthetic language pair): this shows that every run lands in the table and "
             "the plot. It does not reproduce the paper's findings; only real data at paper scale can.",
@@ -44,6 +51,10 @@ class NmtStudyOptions(task.NmtDataOptions):
 
     vocab_file: Optional[str] = option(
         None, "freezing_nmt: a SentencePiece model (default: the first row learns one from the training text).")
+    width_results: Optional[str] = option(
+        None, "freezing_nmt: other widths' finished reports (their results.json or output folders), comma-separated: "
+        "the report adds each frozen row's share of its baseline's BLEU against the width, with a verdict on "
+        "whether a frozen component costs less in a wider model (results.md, freezing_nmt_widths.png).", new=True)
 
 
 def data_flags(options):
@@ -127,10 +138,16 @@ class NmtStudy(Study):
         for row in nmt_experiments.rows(scale):
             outputs.write_text(nmt_experiments.config_path(output_dir, row), scale.config(row).to_json_string())
 
+        others = widths.read(options.width_results.split(",")) if options.width_results else []
+
         def collect():
             results = nmt_report.collect(scale, output_dir)
-            return (results, nmt_report.markdown(results, SCALE_NOTES[scale.name]),
-                    nmt_report.plot(output_dir, results))
+            text = nmt_report.markdown(results, SCALE_NOTES[scale.name])
+            if others:
+                results["widths"] = widths.trend([results] + others)
+                text += widths.markdown(results["widths"])
+                widths.plot(output_dir, results["widths"], scale.name)
+            return results, text, nmt_report.plot(output_dir, results)
 
         return Plan(steps, PLAN_NOTES, plan_markdown(steps, scale), collect,
                     expected_time(scale.minutes_per_run, len(steps), scale.name, "Multi30k"))

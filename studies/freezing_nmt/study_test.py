@@ -8,7 +8,7 @@ import re
 import pytest
 
 from nmt import synthetic
-from studies.freezing_nmt import experiments as nmt_experiments, report, study as nmt_study
+from studies.freezing_nmt import experiments as nmt_experiments, report, study as nmt_study, widths
 from nmt.parameter_groups import count_parameters
 from nmt.task import NmtOptions
 from reproduction import runner
@@ -64,8 +64,7 @@ def _without_run_dirs(results):
 
 
 def test_micro_run_end_to_end_then_resumes(monkeypatch, tmp_path, caplog):
-    monkeypatch.setitem(nmt_experiments.SCALES, "tiny", MICRO)
-    monkeypatch.setattr(nmt_experiments, "FREEZING_PRESETS", ("", "ffn"))
+    monkeypatch.setitem(nmt_experiments.SCALES, "tiny", dataclasses.replace(MICRO, freezings=("", "ffn")))
     monkeypatch.setattr(nmt_study, "SYNTHETIC_SIZES", dict(num_train=300, num_dev=10, num_test=10))
     runs = tmp_path / "kept"
     written = studies.run(_options(tmp_path / "out", experiment="freezing_nmt", runs_dir=str(runs)))
@@ -149,8 +148,8 @@ def test_small_scale_configs_seeds_and_plan(tmp_path, capsys):
 
 
 def test_small_scale_end_to_end_on_a_slice_averages_seeds(monkeypatch, tmp_path):
-    monkeypatch.setitem(nmt_experiments.SCALES, "small", dataclasses.replace(MICRO, name="small", seeds=(1, 2)))
-    monkeypatch.setattr(nmt_experiments, "FREEZING_PRESETS", ("ffn",))
+    monkeypatch.setitem(nmt_experiments.SCALES, "small", dataclasses.replace(MICRO, name="small", seeds=(1, 2),
+                                                                            freezings=("ffn",)))
     paths = synthetic.write_task(str(tmp_path / "data"), seed=0, num_train=300, num_dev=10, num_test=10)
     written = studies.run(_options(tmp_path / "out", experiment="freezing_nmt", scale="small",
                                    train_tsv=paths.train, dev_tsv=paths.dev, test_tsv=paths.test))
@@ -175,6 +174,96 @@ def test_small_scale_end_to_end_on_a_slice_averages_seeds(monkeypatch, tmp_path)
     assert sorted(d for d in os.listdir(tmp_path / "out") if d.startswith("transformer-tiny")) == [
         "transformer-tiny_attention_head_size_half_seed1", "transformer-tiny_ffn_seed1", "transformer-tiny_ffn_seed2",
         "transformer-tiny_ffn_width_half_seed1", "transformer-tiny_ffn_width_quarter_seed1"]
+
+
+def test_the_width_ladder_keeps_depth_heads_and_ffn_rule_around_the_small_scale(tmp_path):
+    ladder = {}
+    for name in ("small_d32", "small", "small_d128"):
+        scale = nmt_experiments.SCALES[name]
+        configs = [scale.config(row) for row in nmt_experiments.rows(scale)]
+        base = configs[0]
+        ladder[name] = (base.hidden_size, base.attention_head_size, base.intermediate_size)
+        assert (base.num_encoder_layers, base.num_decoder_layers, base.num_attention_heads) == (3, 1, 8)
+        assert base.intermediate_size == 6 * base.hidden_size and base.attention_head_size == base.hidden_size // 8
+        assert (scale.vocab_size, scale.seeds, scale.early_stopping_patience, scale.num_train_steps) == (
+            4000, (1, 2, 3), 5, 20000)
+    assert ladder == {"small_d32": (32, 4, 192), "small": (64, 8, 384), "small_d128": (128, 16, 768)}
+    names = {name: [row.name.split("/")[1] for row in nmt_experiments.rows(nmt_experiments.SCALES[name])]
+             for name in ("small_d32", "small_d128")}
+    assert names == {"small_d32": ["none", "embeddings", "attention", "ffn"],
+                     "small_d128": ["none", "embeddings", "attention", "ffn", "embeddings+ffn"]}
+    for name, runs in (("small_d32", 12), ("small_d128", 13)):
+        written = studies.run(_options(tmp_path / name, experiment="freezing_nmt", scale=name, dry_run=True))
+        plan_sh = open(written["plan_sh"]).read()
+        assert plan_sh.count("run_translation.py") == runs and plan_sh.count("--random_seed=3") == 4
+    # Attention alone trainable at d = 128: its share, stated in the plan.
+    wide = nmt_experiments.SMALL_D128
+    row = nmt_experiments.rows(wide)[-1]
+    share = nmt_experiments.trainable_share(wide.config(row).replace(vocab_size=4000), row.freeze)
+    assert 0.19 < share < 0.21 and "| 20.2% |" in open(tmp_path / "small_d128" / "plan.md").read()
+
+
+def _width_results(d, shares, seeds=(1, 2, 3)):
+    """A freezing_nmt results dict at width d: baseline BLEU 30 + seed, each frozen row at its share of it."""
+    def row(freeze, share):
+        runs = [dict(seed=s, test_bleu=(30.0 + s) * share(s)) for s in seeds]
+        return dict(freeze=freeze, ffn_divisor=1, head_size_divisor=1, trainable_share=0.5, seeds=runs,
+                    run_config=dict(hidden_size=d))
+    return dict(experiment="freezing_nmt", rows=[row("", lambda s: 1.0)] + [
+        row(freeze, share) for freeze, share in shares.items()])
+
+
+def test_the_width_trend_reads_each_settings_cost_against_its_yardstick():
+    narrow = _width_results(32, {"ffn": lambda s: 0.70 + 0.01 * s, "attention": lambda s: 0.60 + 0.01 * s,
+                                 "embeddings": lambda s: 0.60 + 0.05 * s})
+    wide = _width_results(128, {"ffn": lambda s: 0.90 + 0.01 * s, "attention": lambda s: 0.50 + 0.01 * s,
+                                "embeddings": lambda s: 0.62 + 0.05 * s})
+    middle = _width_results(64, {"ffn": lambda s: 0.80, "attention": lambda s: 0.55, "embeddings": lambda s: 0.6})
+    trend = widths.trend([wide, narrow, middle])
+    assert trend["widths"] == [32, 64, 128]
+    ffn, attention, embeddings = (trend["settings"][s] for s in ("ffn", "attention", "embeddings"))
+    assert [p["mean"] for p in ffn["points"]] == pytest.approx([0.72, 0.80, 0.92])
+    assert ffn["points"][0]["std"] == pytest.approx(0.01)
+    assert ffn["cost_change"] == pytest.approx(-0.20) and ffn["yardstick"] == pytest.approx(0.02)
+    assert ffn["verdict"] == "reproduced" and attention["verdict"] == "not reproduced"
+    assert embeddings["verdict"] == "inconclusive"  # its cost falls 2 points, against a yardstick of 10
+    text = widths.markdown(trend)
+    assert "| ffn | 72% ± 1 (50% trainable) | 80% ± 0 (50% trainable) | 92% ± 1 (50% trainable) | -20.0 points | 2.0 | " \
+           "reproduced |" in text
+    with pytest.raises(ValueError, match="two reports have the same width"):
+        widths.trend([narrow, narrow])
+
+
+def test_width_results_are_read_and_refused_by_name(tmp_path):
+    with pytest.raises(ValueError, match=r"--width_results: .*missing.json does not exist"):
+        widths.read([str(tmp_path / "missing.json")])
+    (tmp_path / "results.json").write_text(json.dumps(dict(experiment="lm_figure1")))
+    with pytest.raises(ValueError, match=r"is a report of 'lm_figure1', not of freezing_nmt"):
+        widths.read([str(tmp_path)])
+
+
+def test_a_micro_width_report_sets_another_width_beside_its_own(monkeypatch, tmp_path):
+    paths = synthetic.write_task(str(tmp_path / "data"), seed=0, num_train=300, num_dev=10, num_test=10)
+    data = dict(train_tsv=paths.train, dev_tsv=paths.dev, test_tsv=paths.test)
+    monkeypatch.setitem(nmt_experiments.SCALES, "small_d32", dataclasses.replace(
+        MICRO, name="small_d32", shrink=32, freezings=("", "ffn"), shrunk_rows=False))
+    monkeypatch.setitem(nmt_experiments.SCALES, "small_d128", dataclasses.replace(
+        MICRO, name="small_d128", shrink=16, freezings=("", "ffn"), shrunk_rows=False))
+    narrow = studies.run(_options(tmp_path / "d32", experiment="freezing_nmt", scale="small_d32", **data))
+    assert "widths" not in narrow["results"]
+    wide = studies.run(_options(tmp_path / "d128", experiment="freezing_nmt", scale="small_d128",
+                                width_results=str(tmp_path / "d32"), **data))
+    trend = wide["results"]["widths"]
+    assert trend["widths"] == [8, 16] and list(trend["settings"]) == ["ffn"]
+    # Each width's share as its own report gives it (None where a micro baseline scored no BLEU).
+    shares = [row["share_of_baseline_bleu"] for row in (narrow["results"]["rows"][1], wide["results"]["rows"][1])]
+    assert [p["mean"] for p in trend["settings"]["ffn"]["points"]] == [
+        None if share is None else pytest.approx(share) for share in shares]
+    assert [p["hidden_size"] for p in trend["settings"]["ffn"]["points"]] == [8, 16]
+    text = open(wide["results_md"]).read()
+    assert "## Across widths" in text and "| ffn | " in text and "| frozen | d = 8 | d = 16 |" in text
+    with open(tmp_path / "d128" / widths.PLOT_FILE, "rb") as f:
+        assert f.read(8) == b"\x89PNG\r\n\x1a\n"
 
 
 def test_plot_labels_of_close_points_go_to_opposite_sides():
