@@ -8,13 +8,12 @@ and imports included), on the same corpus with the same flags:
              installed by `make benchmark`);
   ours       create_pretraining_data.py with its default flags (1 worker);
   ours -w2   the same with --num_workers=2.
-Every flag is at its default except the paths: dupe_factor 10, max_seq_length
-128, and so on. Rounds are interleaved (each round runs every contender on
-every corpus size, in a rotating order) and medians are reported. "cpu s" is
-the user + system time of the process tree; "peak MB" the largest sum of
-the resident set sizes of the process tree, sampled every 50 ms from /proc.
+Every flag is at its default except the paths: dupe_factor 10, max_seq_length 128, and so on. Rounds
+are interleaved (harness.interleave: each round runs every contender on every corpus size, in a
+rotating order) and medians are reported. "cpu s" is the user + system time of the process tree;
+"peak MB" the largest sum of the resident set sizes of the process tree, sampled every 50 ms from /proc.
 
-Checked on every run: ours writes the same bytes with 1 and 2 workers.
+Checked on every round: ours writes the same bytes with 1 and 2 workers.
 
 The corpus is deterministic and English-like (`tokenization_benchmark`'s
 generator, with some accented, Greek, Cyrillic and CJK lines); each larger
@@ -43,15 +42,12 @@ import tempfile
 import threading
 import time
 
-# Run as a script, Python puts benchmarks/ on sys.path, not the repository root.
-_REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if _REPO_ROOT not in sys.path:
-    sys.path.insert(0, _REPO_ROOT)
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from absl import app  # noqa: E402
 from absl import flags  # noqa: E402
 
-from benchmarks import benchmark_utils  # noqa: E402
+from benchmarks import harness  # noqa: E402
 from benchmarks import tokenization_benchmark  # noqa: E402
 
 FLAGS = flags.FLAGS
@@ -142,7 +138,7 @@ def run_measured(command):
     """
     cpu_before = _children_cpu_seconds()
     start = time.monotonic()
-    process = subprocess.Popen(command, cwd=_REPO_ROOT, stdout=subprocess.PIPE,
+    process = subprocess.Popen(command, cwd=harness.REPO_ROOT, stdout=subprocess.PIPE,
                                stderr=subprocess.STDOUT, text=True)
     peak = [0]
 
@@ -171,7 +167,7 @@ def original_installed():
 
 def contenders(have_original):
     """name -> command prefix (the paths are appended)."""
-    ours = [sys.executable, os.path.join(_REPO_ROOT, "create_pretraining_data.py")]
+    ours = [sys.executable, os.path.join(harness.REPO_ROOT, "create_pretraining_data.py")]
     found = {"ours": ours, "ours -w2": ours + ["--num_workers=2"]}
     if have_original:
         found = {"original": [sys.executable, "-m", "bert.create_pretraining_data"], **found}
@@ -192,15 +188,13 @@ def main(argv):
     rounds = FLAGS.cpd_rounds
     if FLAGS.cpd_quick:
         sizes, rounds = [12], 1
-    from importlib import metadata  # pylint: disable=import-outside-toplevel
-    for line in benchmark_utils.machine_lines(metadata.version("tensorflow")):
-        print(line)
-    print("parallelism: 2 CPU-bound processes do %.2fx the work of 1 right now"
-          % parallelism(0.3 if FLAGS.cpd_quick else 1.0))
+    harness.print_header("create_pretraining_data benchmark: ours vs the original script, whole processes",
+                         "parallelism: 2 CPU-bound processes do %.2fx the work of 1 right now"
+                         % parallelism(0.3 if FLAGS.cpd_quick else 1.0))
     have_original = original_installed()
     if not have_original:
-        print("original: bert-tensorflow is not installed (pip install -r "
-              "benchmarks/requirements.txt); the original is not measured")
+        print("original: bert-tensorflow is not installed (pip install -r benchmarks/requirements.txt); the original "
+              "is not measured")
     commands = contenders(have_original)
 
     with tempfile.TemporaryDirectory() as scratch:
@@ -213,45 +207,45 @@ def main(argv):
         vocab, vocab_description = tokenization_benchmark.benchmark_vocab(
             directory, FLAGS.benchmark_vocab_file, FLAGS.cpd_quick, lines[:5000])
         print("vocab: %s" % vocab_description)
-        print("flags: all at their defaults (dupe_factor 10, max_seq_length 128, ...) but the "
-              "paths; ours -w2 adds --num_workers=2")
+        print("flags: all at their defaults (dupe_factor 10, max_seq_length 128, ...) but the paths; ours -w2 adds "
+              "--num_workers=2")
 
-        runs = {(size, name): [] for size in sizes for name in commands}
-        outputs = {}
-        for round_index in range(rounds):
-            for size in sizes:
-                names = list(commands)
-                names = names[round_index % len(names):] + names[:round_index % len(names)]
-                for name in names:
-                    output = os.path.join(directory, "%s-%d.tfrecord" % (name.replace(" ", ""), size))
-                    run = run_measured(commands[name] + [
-                        "--input_file=%s" % corpora[size], "--output_file=%s" % output,
-                        "--vocab_file=%s" % vocab])
-                    runs[size, name].append(run)
-                    outputs[size, name] = output
-                    print("round %d, %d documents, %-8s %6.2f s, %5.0f MB peak"
-                          % (round_index + 1, size, name, run["wall"], run["peak"] / 2**20),
-                          flush=True)
-            for size in sizes:
-                if not _same_bytes([outputs[size, "ours"], outputs[size, "ours -w2"]]):
-                    raise RuntimeError("ours wrote different bytes with 1 and 2 workers at %d "
-                                       "documents" % size)
+        def output(size, name):
+            return os.path.join(directory, "%s-%d.tfrecord" % (name.replace(" ", ""), size))
+
+        def run(size, name):
+            return lambda: run_measured(commands[name] + ["--input_file=%s" % corpora[size],
+                                                          "--output_file=%s" % output(size, name),
+                                                          "--vocab_file=%s" % vocab])
+
+        runs, ran = {}, set()
+
+        def record(round_index, key, result):
+            size, name = key
+            runs.setdefault(key, []).append(result)
+            print("round %d, %d documents, %-8s %6.2f s, %5.0f MB peak"
+                  % (round_index + 1, size, name, result["wall"], result["peak"] / 2**20), flush=True)
+            ran.add((round_index,) + key)
+            if {(round_index, size, "ours"), (round_index, size, "ours -w2")} <= ran and name.startswith("ours") and (
+                    not _same_bytes([output(size, "ours"), output(size, "ours -w2")])):
+                raise RuntimeError("ours wrote different bytes with 1 and 2 workers at %d documents" % size)
+
+        harness.interleave({(size, name): run(size, name) for size in sizes for name in commands}, rounds,
+                           rotate=True, each=record)
         megabytes = {size: os.path.getsize(corpora[size]) / 1e6 for size in sizes}
 
-    medians = {key: {field: statistics.median(run[field] for run in values)
-                     for field in ("wall", "cpu", "peak")} for key, values in runs.items()}
+    medians = {key: {field: statistics.median(run[field] for run in values) for field in ("wall", "cpu", "peak")}
+               for key, values in runs.items()}
     rows = []
     for size in sizes:
         for name in commands:
             figures = medians[size, name]
-            speedup = ("%.1fx" % (medians[size, "original"]["wall"] / figures["wall"])
-                       if have_original else "-")
-            rows.append([str(size), "%.1f" % megabytes[size], name, "%.2f" % figures["wall"],
-                         speedup, "%.1f" % figures["cpu"], "%.0f" % (figures["peak"] / 2**20)])
+            speedup = "%.1fx" % (medians[size, "original"]["wall"] / figures["wall"]) if have_original else "-"
+            rows.append([str(size), "%.1f" % megabytes[size], name, "%.2f" % figures["wall"], speedup,
+                         "%.1f" % figures["cpu"], "%.0f" % (figures["peak"] / 2**20)])
     print("medians of %d round(s); same bytes from ours with 1 and 2 workers: yes" % rounds)
-    print(benchmark_utils.format_table(
-        ["documents", "MB", "run", "wall s", "vs original", "cpu s", "peak MB"], rows))
-    print("load average at the end (1/5/15 min): %.2f %.2f %.2f" % os.getloadavg())
+    print(harness.format_table(["documents", "MB", "run", "wall s", "vs original", "cpu s", "peak MB"], rows))
+    print("load average at the end (1/5/15 min): " + harness.load_average())
     if FLAGS.cpd_quick:
         print("quick: a smoke test, figures are meaningless")
         return 0
@@ -259,11 +253,9 @@ def main(argv):
         print("no comparison without the original")
         return 0
     for name in ("ours", "ours -w2"):
-        worst = min(medians[size, "original"]["wall"] / medians[size, name]["wall"]
-                    for size in sizes)
+        worst = min(medians[size, "original"]["wall"] / medians[size, name]["wall"] for size in sizes)
         print("%s vs the original, lowest over the sizes: %.1fx" % (name, worst))
-    faster = all(medians[size, "ours -w2"]["wall"] < medians[size, "ours"]["wall"]
-                 for size in sizes)
+    faster = all(medians[size, "ours -w2"]["wall"] < medians[size, "ours"]["wall"] for size in sizes)
     print("2 workers faster than 1 at every size: %s" % ("yes" if faster else "no"))
     for name in ("ours", "ours -w2"):
         share = max(medians[size, name]["peak"] / medians[size, "original"]["peak"] for size in sizes)

@@ -17,16 +17,13 @@ import subprocess
 import sys
 import tempfile
 import time
-from importlib import metadata
 
-_REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if _REPO_ROOT not in sys.path:
-    sys.path.insert(0, _REPO_ROOT)
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from absl import app  # noqa: E402
 from absl import flags  # noqa: E402
 
-from benchmarks import benchmark_utils  # noqa: E402
+from benchmarks import harness  # noqa: E402
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("demo_stage_times", None, "Report this stage_times.json of a finished demo instead of "
@@ -53,8 +50,8 @@ def _timed(command, cwd, log_path):
 
 def run_fresh_clone(clone_dir):
     """Clones HEAD into clone_dir, times the set-up and `make demo`; returns (setup s, demo s, stage times)."""
-    commit = subprocess.check_output(["git", "rev-parse", "--short", "HEAD"], cwd=_REPO_ROOT, text=True).strip()
-    subprocess.check_call(["git", "clone", "--quiet", _REPO_ROOT, clone_dir])
+    commit = subprocess.check_output(["git", "rev-parse", "--short", "HEAD"], cwd=harness.REPO_ROOT, text=True).strip()
+    subprocess.check_call(["git", "clone", "--quiet", harness.REPO_ROOT, clone_dir])
     print("fresh clone of %s (HEAD; uncommitted changes are not in it) in %s" % (commit, clone_dir))
     setup = _timed(["make", _VENV_STAMP], clone_dir, os.path.join(clone_dir, "setup.log"))
     demo = _timed(["make", "demo"], clone_dir, os.path.join(clone_dir, "demo.log"))
@@ -72,7 +69,7 @@ def report(stage_times, setup_seconds=None, demo_seconds=None):
     demo_seconds = demo_seconds if demo_seconds is not None else stage_times["total_seconds"]
     rows.append(("start-up, imports and the rest", max(0.0, demo_seconds - inside)))
     total = demo_seconds + (setup_seconds or 0.0)
-    lines = [benchmark_utils.format_table(
+    lines = [harness.format_table(
         ("stage", "seconds", "share"),
         [(name, "%.1f" % seconds, "%.0f%%" % (100 * seconds / total)) for name, seconds in rows]
         + [("total" + (", set-up included" if setup_seconds is not None else ", set-up NOT included"),
@@ -84,8 +81,7 @@ def report(stage_times, setup_seconds=None, demo_seconds=None):
 
 def main(argv):
     del argv
-    for line in benchmark_utils.machine_lines(metadata.version("tensorflow")):
-        print(line)
+    harness.print_header("Demo benchmark: `make demo` on a fresh clone, set-up included, stage by stage")
     if FLAGS.demo_stage_times:
         with open(FLAGS.demo_stage_times, encoding="utf-8") as f:
             stage_times = json.load(f)

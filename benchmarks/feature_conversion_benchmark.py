@@ -27,31 +27,26 @@ import logging as std_logging
 import os
 import sys
 import tempfile
-import time
 
-# Run as `python benchmarks/...`, Python puts benchmarks/ on sys.path, not
-# the repository root.
-_REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if _REPO_ROOT not in sys.path:
-    sys.path.insert(0, _REPO_ROOT)
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from absl import app  # noqa: E402
 from absl import flags  # noqa: E402
 from absl import logging  # noqa: E402
 
-from benchmarks import benchmark_utils  # noqa: E402
+from benchmarks import harness  # noqa: E402
 from benchmarks import tokenization_benchmark  # noqa: E402
 
-_ORIGINAL_TOKENIZATION = benchmark_utils.original_tokenization()
+_ORIGINAL_TOKENIZATION = harness.original_tokenization()
 
 FLAGS = flags.FLAGS
-flags.DEFINE_integer("conversion_rounds", 5, "Timed rounds; each converts both tasks with every "
-                     "tokenizer, in a rotating order. Medians are reported.")
-flags.DEFINE_integer("conversion_documents", None, "Use only the first N documents of the "
-                     "corpus (default: all, ~3,000 SQuAD questions and ~3,400 MNLI pairs).")
+flags.DEFINE_integer("conversion_rounds", 5, "Timed rounds; each converts both tasks with every tokenizer, in a "
+                     "rotating order. Medians are reported.")
+flags.DEFINE_integer("conversion_documents", None, "Use only the first N documents of the corpus (default: all, "
+                     "~3,000 SQuAD questions and ~3,400 MNLI pairs).")
 flags.DEFINE_string("conversion_vocab_file", None, "A vocab to use instead of BERT-Base uncased's.")
-flags.DEFINE_bool("conversion_quick", False, "A small corpus, a frequency vocab and one round: "
-                  "checks that the benchmark runs (its figures mean little).")
+flags.DEFINE_bool("conversion_quick", False, "A small corpus, a frequency vocab and one round: checks that the "
+                  "benchmark runs (its figures mean little).")
 
 
 def make_tasks(directory, max_documents):
@@ -73,8 +68,7 @@ def tokenizer_factories(vocab_file):
     if _ORIGINAL_TOKENIZATION is not None:
         factories["original"] = lambda: _ORIGINAL_TOKENIZATION.FullTokenizer(vocab_file, True)
     else:
-        print("original: bert-tensorflow is not installed (pip install -r "
-              "benchmarks/requirements.txt); not measured")
+        print(harness.ORIGINAL_MISSING)
     factories["pure"] = lambda: tokenization.FullTokenizer(vocab_file, True)
     factories["cached"] = lambda: tokenization.CachedFullTokenizer.from_vocab_file(vocab_file, True)
     return factories
@@ -126,11 +120,7 @@ def _quiet_logging():
 
 def main(argv):
     del argv  # Unused.
-    import tensorflow as tf  # pylint: disable=import-outside-toplevel
-
-    print("Feature conversion benchmark: run_classifier.py's and run_squad.py's, per tokenizer")
-    for line in benchmark_utils.machine_lines(tf.__version__):
-        print(line)
+    harness.print_header("Feature conversion benchmark: run_classifier.py's and run_squad.py's, per tokenizer")
     rounds = 1 if FLAGS.conversion_quick else FLAGS.conversion_rounds
     documents = 40 if FLAGS.conversion_quick else FLAGS.conversion_documents
     with tempfile.TemporaryDirectory() as directory:
@@ -143,38 +133,39 @@ def main(argv):
         tasks = converters(directory)
         print("vocab: %s; %s" % (vocab_description, ", ".join(
             "%s: %d examples" % (task, count) for task, (count, _) in tasks.items())))
-        seconds = {(task, name): [] for task in tasks for name in factories}
         names = list(factories)
-        for round_index in range(rounds):
-            # Rotate the order so that load drift on a shared machine hits every tokenizer.
-            order = names[round_index % len(names):] + names[:round_index % len(names)]
-            for task, (_, convert) in tasks.items():
-                reference = None
-                for name in order:
-                    start = time.perf_counter()
-                    with _quiet_logging():
-                        features = convert(factories[name]())
-                    seconds[(task, name)].append(time.perf_counter() - start)
-                    if reference is None:
-                        reference = (name, features)
-                    elif features != reference[1]:
-                        print("MISMATCH: %s's %s features differ from %s's"
-                              % (name, task, reference[0]))
-                        return 1
+
+        def conversion(task, name):
+            def convert():
+                with _quiet_logging():
+                    return tasks[task][1](factories[name]())
+            return convert
+
+        references, mismatches = {}, []  # {task: (round, tokenizer, features) of the round's first conversion}
+
+        def check(round_index, key, features):
+            task, name = key
+            if references.get(task, (None,))[0] != round_index:
+                references[task] = (round_index, name, features)
+            elif features != references[task][2]:
+                mismatches.append("MISMATCH: %s's %s features differ from %s's" % (name, task, references[task][1]))
+
+        seconds, _ = harness.interleave({(task, name): conversion(task, name) for task in tasks for name in names},
+                                        rounds, rotate=True, each=check)
+    if mismatches:
+        print(mismatches[0])
+        return 1
     print("features: identical across %s on every round" % ", ".join(names))
+    baseline = "original" if "original" in names else "pure"
     rows = []
     for task, (count, _) in tasks.items():
-        baseline = "original" if "original" in names else "pure"
-        base_median, _ = benchmark_utils.median_and_spread(seconds[(task, baseline)])
+        base_median = harness.median_and_spread(seconds[(task, baseline)])[0]
         for name in names:
-            median, spread = benchmark_utils.median_and_spread(seconds[(task, name)])
-            rows.append([task, name, "%.3f" % median, "%.0f%%" % (100 * spread),
-                         "%.0f" % (count / median), "%.1fx" % (base_median / median)])
-    print()
-    print("median of %d rounds; spread = (max - min) / median; speed-up vs %s"
-          % (rounds, "original" if "original" in names else "pure"))
-    print(benchmark_utils.format_table(
-        ["task", "tokenizer", "seconds", "spread", "examples/s", "speed-up"], rows))
+            median = harness.median_and_spread(seconds[(task, name)])[0]
+            rows.append([task, name, "%.3f" % median, harness.spread(seconds[(task, name)]), "%.0f" % (count / median),
+                         "%.1fx" % (base_median / median)])
+    harness.print_table(["median of %d rounds; spread = (max - min) / median; speed-up vs %s" % (rounds, baseline)],
+                        ["task", "tokenizer", "seconds", "spread", "examples/s", "speed-up"], rows)
     return 0
 
 

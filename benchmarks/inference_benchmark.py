@@ -1,86 +1,66 @@
 """Inference throughput and peak memory: our prediction paths vs Model Garden and PyTorch.
 
-The encoder's forward pass at BERT's inference shapes (4 layers, hidden 512,
-8 heads, batch 32, sequence 128 by default), dropout off, outputs fetched to
-the host as float32:
+The encoder's forward pass at BERT's inference shapes (4 layers, hidden 512, 8 heads, batch 32,
+sequence 128 by default), dropout off, outputs fetched to the host as float32:
 
-  ours         the forward function of extract_features.py, --do_predict and
-               evaluation (`training.inference.BatchForward`, through
-               `feature_extraction.FeatureExtractor`) with the default
-               --inference_xla=auto: XLA unless bfloat16 on a CPU with native
-               bfloat16; in a process set up as run_classifier.py's and
-               run_squad.py's are without --do_train (in bfloat16, oneDNN's
-               weights kept in its blocked layout: training/onednn.py).
-  ours_tuned   the same with the other --inference_xla setting, printed beside
-               the default (the default should be the faster of the two).
-  savedmodel   export_model.py's encoder SavedModel (serving/encoder_export.py),
-               exported at the dtype, loaded with tf.saved_model.load, called
-               through serving_default (no XLA: it takes any shape), in a
-               process with TensorFlow's defaults (a serving process is the
-               user's to set up).
-  baseline     Model Garden's BertEncoderV2 in a tf.function, as a user of
-               Model Garden would call it.
-  pytorch      Hugging Face BertModel with torch.compile under
-               torch.inference_mode (benchmarks/torch_encoder_forward.py), when
-               an interpreter with torch and transformers is at hand
+  ours         the forward function of extract_features.py, --do_predict and evaluation
+               (`training.inference.BatchForward`, through `feature_extraction.FeatureExtractor`) with
+               the default --inference_xla=auto: XLA unless bfloat16 on a CPU with native bfloat16; in a
+               process set up as run_classifier.py's and run_squad.py's are without --do_train (in
+               bfloat16, oneDNN's weights kept in its blocked layout: training/onednn.py).
+  ours_tuned   the same with the other --inference_xla setting, printed beside the default (the
+               default should be the faster of the two).
+  savedmodel   export_model.py's encoder SavedModel (serving/encoder_export.py), exported at the dtype,
+               loaded with tf.saved_model.load, called through serving_default (no XLA: it takes any
+               shape), in a process with TensorFlow's defaults (a serving process is the user's to set up).
+  baseline     Model Garden's BertEncoderV2 in a tf.function, as a user of Model Garden would call it.
+  pytorch      Hugging Face BertModel with torch.compile under torch.inference_mode
+               (torch_peers.encoder_forward), given an interpreter with torch and transformers
                (--torch_python); skipped with a note otherwise.
 
-Each (contender, dtype) runs in its own child process, all driven in turns
-(child_processes.py): its peak memory (VmHWM) is its own. The figure is
-sequences/s of the median round; ours/X is the median over rounds of X's
-round time / ours'.
+Each (contender, dtype) runs in its own child process, all taking turns (harness.py). The figure is
+sequences/s of the median round; ours/X is the paired ratio of X's round time to ours'.
 
 Usage, from the repository root:
   .venv/bin/python benchmarks/inference_benchmark.py [--quick] [--torch_python=...]
 """
 
+import gc
 import os
 import sys
 import tempfile
 import time
 import types
 
-_REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if _REPO_ROOT not in sys.path:
-    sys.path.insert(0, _REPO_ROOT)
-
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-
-from training import onednn  # noqa: E402
-
-onednn.enable()  # before TensorFlow loads, as the entry points do
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from absl import app  # noqa: E402
 from absl import flags  # noqa: E402
 
-from benchmarks import benchmark_utils, child_processes, child_protocol, pretraining_batches  # noqa: E402
+from benchmarks import child, harness  # noqa: E402
+from training import onednn  # noqa: E402
 
 FLAGS = flags.FLAGS
-benchmark_utils.define_bert_shape_flags()
-benchmark_utils.define_torch_python_flag()
+harness.define_bert_shape_flags()
+harness.define_torch_python_flag()
 flags.DEFINE_integer("inference_batch_size", 32, "Sequences per forward call.")
 flags.DEFINE_integer("forward_calls", 1, "Forward calls per timed round.")
-flags.DEFINE_integer("inference_warmup_rounds", 1, "Untimed rounds per contender (>= 1; the "
-                     "first one traces and compiles).")
+flags.DEFINE_integer("inference_warmup_rounds", 1, "Untimed rounds per contender (>= 1; the first one traces and "
+                     "compiles).")
 flags.DEFINE_integer("inference_timed_rounds", 7, "Timed rounds per contender.")
 flags.DEFINE_list("inference_dtypes", ["float32", "bfloat16"], "Compute dtypes to time.")
 
-# Internal: the child process mode.
-flags.DEFINE_enum("inference_contender", None, ["ours", "ours_tuned", "savedmodel", "baseline"],
-                  "Internal: run one contender as a child process driven on stdin.")
-flags.DEFINE_string("inference_contender_dtype", "float32", "Internal: the child's dtype.")
-
 OURS, TUNED, SAVEDMODEL, BASELINE, PYTORCH = "ours", "ours_tuned", "savedmodel", "baseline", "pytorch"
 TENSORFLOW_CONTENDERS = (OURS, TUNED, SAVEDMODEL, BASELINE)
-_SHAPE_FLAGS = ("num_layers", "hidden_size", "num_heads", "intermediate_size", "vocab_size",
-                "seq_length", "batch_size", "forward_calls", "model_seed")
-_QUICK = dict(num_layers=1, hidden_size=64, num_heads=2, intermediate_size=128, vocab_size=1000,
-              seq_length=16, batch_size=4, forward_calls=1, warmup_rounds=1, timed_rounds=1)
+_SHAPE_FLAGS = ("num_layers", "hidden_size", "num_heads", "intermediate_size", "vocab_size", "seq_length",
+                "forward_calls", "model_seed")
+_QUICK = dict(num_layers=1, hidden_size=64, num_heads=2, intermediate_size=128, vocab_size=1000, seq_length=16,
+              batch_size=4, forward_calls=1, warmup_rounds=1, timed_rounds=1)
 
 
 def _settings():
-    """The flag values in effect (with --quick applied) as a dict."""
-    s = {name: FLAGS[name].value for name in _SHAPE_FLAGS if name != "batch_size"}
+    """The flag values in effect (with --quick applied) as a dict: the children's spec."""
+    s = {name: FLAGS[name].value for name in _SHAPE_FLAGS}
     s.update(batch_size=FLAGS.inference_batch_size, warmup_rounds=FLAGS.inference_warmup_rounds,
              timed_rounds=FLAGS.inference_timed_rounds)
     if FLAGS.quick:
@@ -90,15 +70,14 @@ def _settings():
 
 def default_xla(dtype):
     """What --inference_xla=auto chooses on this machine."""
-    from training import inference  # pylint: disable=import-outside-toplevel
+    from training import inference
 
     return inference.uses_xla("auto", dtype)
 
 
 def _inputs(s):
     """The batch every contender runs: three int32 arrays [batch, seq] (some padding, two segments)."""
-    batch = pretraining_batches.make_batches(s["model_seed"], s["batch_size"], s["seq_length"], 1,
-                                             s["vocab_size"])
+    batch = child.pretraining_batches(s["model_seed"], s["batch_size"], s["seq_length"], 1, s["vocab_size"])
     return [batch[name][0] for name in ("input_ids", "input_mask", "segment_ids")]
 
 
@@ -108,9 +87,9 @@ def _bert(s, dtype):
 
     import modeling
 
-    with benchmark_utils.dtype_policy(dtype):
+    with harness.dtype_policy(dtype):
         tf_keras.utils.set_random_seed(s["model_seed"])
-        return modeling.build_model(modeling.BertModel(benchmark_utils.bert_config(s)))
+        return modeling.build_model(modeling.BertModel(harness.bert_config(s)))
 
 
 def _build_ours(s, dtype, jit_compile):
@@ -123,8 +102,6 @@ def _build_ours(s, dtype, jit_compile):
 
 
 def _build_savedmodel(s, dtype):
-    import gc
-
     import tensorflow as tf
     import tensorflow_text  # noqa: F401  pylint: disable=unused-import  (the SavedModel's tokenizer ops)
 
@@ -137,8 +114,7 @@ def _build_savedmodel(s, dtype):
     with open(vocab_file, "w") as f:
         f.write("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
                           + ["w%d" % i for i in range(s["vocab_size"] - 5)]) + "\n")
-    options = types.SimpleNamespace(vocab_file=vocab_file, do_lower_case=True,
-                                    max_seq_length=s["seq_length"],
+    options = types.SimpleNamespace(vocab_file=vocab_file, do_lower_case=True, max_seq_length=s["seq_length"],
                                     export_dir=os.path.join(directory, "export"), export_version=None)
     path = export.export_encoder(model, options)
     del model
@@ -157,11 +133,10 @@ def _build_baseline(s, dtype):
     import tensorflow as tf
     import tf_keras
 
-    with benchmark_utils.dtype_policy(dtype):
-        config = benchmark_utils.bert_config(s)
+    with harness.dtype_policy(dtype):
+        config = harness.bert_config(s)
         tf_keras.utils.set_random_seed(s["model_seed"])
-        encoder = benchmark_utils.garden_encoder(
-            config, tf_keras.initializers.TruncatedNormal(stddev=config.initializer_range))
+        encoder = harness.garden_encoder(config, tf_keras.initializers.TruncatedNormal(stddev=config.initializer_range))
         dummy = tf.zeros([1, 2], tf.int32)  # built as ours: one call on a [1, 2] batch
         encoder(dict(input_word_ids=dummy, input_mask=tf.ones_like(dummy), input_type_ids=dummy), training=False)
         ids, mask, segments = (tf.constant(x) for x in _inputs(s))
@@ -170,8 +145,7 @@ def _build_baseline(s, dtype):
     @tf.function
     def call(inputs):
         outputs = encoder(inputs, training=False)
-        return (tf.cast(outputs["sequence_output"], tf.float32),
-                tf.cast(outputs["pooled_output"], tf.float32))
+        return tf.cast(outputs["sequence_output"], tf.float32), tf.cast(outputs["pooled_output"], tf.float32)
 
     def forward():
         sequence, pooled = call(inputs)
@@ -180,15 +154,12 @@ def _build_baseline(s, dtype):
     return forward, encoder.count_params()
 
 
-def run_child(s, contender, dtype):
-    """Builds one contender, then runs one round (forward_calls calls) per "run" line on stdin."""
-    start = time.perf_counter()
+def build_contender(contender, dtype, s):
+    """In a child process: (run one round of forward_calls calls -> a number of the output, parameters)."""
     if contender in (OURS, TUNED):
         onednn.assume_frozen_weights(dtype, trains=False)  # as run_classifier.py without --do_train, before the model
-    if contender == OURS:
-        forward, params = _build_ours(s, dtype, default_xla(dtype))
-    elif contender == TUNED:
-        forward, params = _build_ours(s, dtype, not default_xla(dtype))
+        xla = default_xla(dtype)
+        forward, params = _build_ours(s, dtype, xla if contender == OURS else not xla)
     elif contender == SAVEDMODEL:
         forward, params = _build_savedmodel(s, dtype)
     else:
@@ -200,18 +171,13 @@ def run_child(s, contender, dtype):
         first = result[0] if isinstance(result, tuple) else result
         return float(first.reshape(-1)[0])
 
-    child_protocol.serve(lambda: child_protocol.timed(calls), params, time.perf_counter() - start)
-    return 0
+    return calls, params
 
 
 def child_command(s, contender, dtype, torch_python=None):
-    shapes = ["--%s=%s" % (name, s[name]) for name in _SHAPE_FLAGS]
     if contender == PYTORCH:
-        return [torch_python, os.path.join(_REPO_ROOT, "benchmarks", "torch_encoder_forward.py"),
-                "--dtype=" + dtype] + shapes
-    shapes = [arg.replace("--batch_size=", "--inference_batch_size=") for arg in shapes]
-    return [sys.executable, os.path.abspath(__file__), "--inference_contender=" + contender,
-            "--inference_contender_dtype=" + dtype] + shapes
+        return harness.peer_command(torch_python, "encoder_forward", dtype, s)
+    return harness.child_command(__file__, contender, dtype, s)
 
 
 def contenders(torch_python):
@@ -219,38 +185,30 @@ def contenders(torch_python):
 
 
 def measure(s, dtype, torch_python=None):
-    """{name: results (child_processes.take_turns)} of one dtype."""
+    """{name: results (harness.take_turns)} of one dtype."""
     commands = {name: child_command(s, name, dtype, torch_python) for name in contenders(torch_python)}
-    return child_processes.take_turns(commands, s["warmup_rounds"], s["timed_rounds"], _REPO_ROOT)
+    return harness.take_turns(commands, s["warmup_rounds"], s["timed_rounds"])
 
 
 def main(argv):
     del argv  # Unused.
     s = _settings()
-    if FLAGS.inference_contender:
-        return run_child(s, FLAGS.inference_contender, FLAGS.inference_contender_dtype)
-
-    import tensorflow as tf
-
-    if s["warmup_rounds"] < 1 or s["timed_rounds"] < 1 or s["forward_calls"] < 1:
-        raise app.UsageError("--inference_warmup_rounds, --inference_timed_rounds and --forward_calls "
-                             "must be >= 1.")
-    if not set(FLAGS.inference_dtypes) <= {"float32", "bfloat16"}:
-        raise app.UsageError("--inference_dtypes must be among float32, bfloat16.")
-    print("Inference benchmark: the encoder forward pass of extract_features / --do_predict (ours), "
-          "the exported SavedModel, Model Garden BertEncoderV2, PyTorch")
-    for line in benchmark_utils.machine_lines(tf.__version__):
-        print(line)
-    print("config: layers=%(num_layers)d hidden=%(hidden_size)d heads=%(num_heads)d "
-          "intermediate=%(intermediate_size)d vocab=%(vocab_size)d seq=%(seq_length)d "
-          "batch=%(batch_size)d" % s)
-    torch_python, why_not = benchmark_utils.torch_interpreter(FLAGS.torch_python)
+    if FLAGS.bench_child:
+        return harness.serve_child(build_contender)
+    harness.check_rounds(inference_warmup_rounds=s["warmup_rounds"], inference_timed_rounds=s["timed_rounds"],
+                         forward_calls=s["forward_calls"])
+    harness.check_among("inference_dtypes", FLAGS.inference_dtypes, ("float32", "bfloat16"))
+    torch_python, why_not = harness.torch_interpreter(FLAGS.torch_python)
     names = contenders(torch_python)
-    print("timing: one child process per contender and dtype; %(warmup_rounds)d warm-up + "
-          "%(timed_rounds)d timed rounds of %(forward_calls)d forward call(s) each, taking turns" % s
-          + (" [--quick: figures are meaningless]" if FLAGS.quick else ""))
-    print("pytorch: " + ("Hugging Face BertModel + torch.compile, run by %s" % torch_python
-                         if torch_python else "not measured (%s)" % why_not))
+    harness.print_header(
+        "Inference benchmark: the encoder forward pass of extract_features / --do_predict (ours), the exported "
+        "SavedModel, Model Garden BertEncoderV2, PyTorch",
+        "config: layers=%(num_layers)d hidden=%(hidden_size)d heads=%(num_heads)d "
+        "intermediate=%(intermediate_size)d vocab=%(vocab_size)d seq=%(seq_length)d batch=%(batch_size)d" % s,
+        "timing: one child process per contender and dtype; %(warmup_rounds)d warm-up + %(timed_rounds)d timed "
+        "rounds of %(forward_calls)d forward call(s) each, taking turns" % s
+        + (" [--quick: figures are meaningless]" if FLAGS.quick else ""),
+        harness.torch_line(torch_python, why_not, "Hugging Face BertModel + torch.compile"))
 
     begin = time.perf_counter()
     rows, summaries = [], []
@@ -258,23 +216,18 @@ def main(argv):
         xla = default_xla(dtype)
         start = time.perf_counter()
         results = measure(s, dtype, torch_python)
-        print("  %s: timed in %.0f s; --inference_xla=auto compiles with XLA: %s (ours_tuned: %s); "
-              "parameters %s; build %s" % (
-                  dtype, time.perf_counter() - start, "yes" if xla else "no", "no" if xla else "yes",
-                  ", ".join("%s %d" % (name, results[name]["params"]) for name in names),
-                  ", ".join("%s %.0f s" % (name, results[name]["build_seconds"]) for name in names)))
-        sequences = s["batch_size"] * s["forward_calls"]
-        rows.append(child_processes.table_row(dtype, results, names, OURS, sequences))
-        paired = child_processes.paired_ratios(results, names, OURS)
+        print(harness.progress_line(dtype, time.perf_counter() - start, results, "first output", extra=(
+            "--inference_xla=auto compiles with XLA: %s (ours_tuned: %s); " % (
+                "yes" if xla else "no", "no" if xla else "yes"))), flush=True)
+        rows.append((dtype, results, names, s["batch_size"] * s["forward_calls"]))
+        paired = {name: harness.paired_ratio(results[name]["seconds"], results[OURS]["seconds"]) for name in names}
         peers = [name for name in names if name not in (OURS, TUNED, SAVEDMODEL)]
         summaries.append((dtype, ", ".join(peers), min(paired[name] for name in peers), paired[TUNED]))
-
-    child_processes.print_table("dtype", rows, names, OURS,
-                                " (savedmodel's includes the model it exported)")
+    harness.throughput_table("dtype", rows, OURS, " (savedmodel's includes the model it exported)")
     print()
-    for dtype, peers, worst, tuned in summaries:
-        print("%s: ours/peer, the lowest over the peers (%s): %.3f; default vs the other "
-              "--inference_xla: %.3f" % (dtype, peers, worst, tuned))
+    for summary in summaries:
+        print("%s: ours/peer, the lowest over the peers (%s): %.3f; default vs the other --inference_xla: %.3f"
+              % summary)
     print("total time: %.0f s" % (time.perf_counter() - begin))
     return 0
 

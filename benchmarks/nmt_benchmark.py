@@ -1,99 +1,65 @@
 """Translation throughput and peak memory: run_translation.py's model vs Model Garden and PyTorch.
 
-Shapes (--nmt_shape, one table each; "small,base" runs both, one after the
-other):
-  small  the model of `reproduce_paper_tables.py --experiment=freezing_nmt
-         --scale=small` (studies/freezing_nmt/experiments.py: `SMALL.config` of the baseline
-         row): transformer-tiny's shape at a quarter, d = 64, 8 heads of
-         d_p = 8, FFN 384, 3 encoder + 1 decoder layers, V = 4000; training
-         batch 128 pairs of up to 24 + 24 tokens; decoding 64 sentences of up
-         to 24 tokens, beam 4, 48 steps.
-  base   the transformer-base preset (nmt/presets.py): d = 512, 6 + 6 layers,
-         8 heads, FFN 2048, V = 32000; training batch 32 pairs of up to
-         32 + 32 tokens; decoding 32 sentences of up to 32 tokens, beam 4,
-         32 steps.
-Both: post-norm (--nmt_norm_first: pre-norm, for the TensorFlow contenders),
-ReLU, tied source/target/output embeddings, dropout 0.1 (embeddings,
-sub-layer outputs, attention probabilities; none inside the FFN), label
-smoothing 0.1, untrained weights. Rounds: small 10 training steps per round,
-2 warm-up + 7 timed rounds; base 2 steps, 2 + 3 rounds (the flags below
-override them). The random batches (translation_child.make_batches, one seed, the
-same arrays in every process) follow run_translation's schema: each side's
-real length drawn from half to the full padded length, its last real token
-eos, target_input_ids = bos + target_ids shifted right.
+Shapes (--nmt_shape, one table each; "small,base" runs both, one after the other):
+  small  the model of `reproduce_paper_tables.py --experiment=freezing_nmt --scale=small`
+         (studies/freezing_nmt/experiments.py: `SMALL.config` of the baseline row): transformer-tiny's
+         shape at a quarter, d = 64, 8 heads of d_p = 8, FFN 384, 3 encoder + 1 decoder layers, V =
+         4000; training batch 128 pairs of up to 24 + 24 tokens; decoding 64 sentences of up to 24
+         tokens, beam 4, 48 steps.
+  base   the transformer-base preset (nmt/presets.py): d = 512, 6 + 6 layers, 8 heads, FFN 2048, V =
+         32000; training batch 32 pairs of up to 32 + 32 tokens; decoding 32 sentences of up to 32
+         tokens, beam 4, 32 steps.
+Both: post-norm (--nmt_norm_first: pre-norm, for the TensorFlow contenders), ReLU, tied
+source/target/output embeddings, dropout 0.1 (embeddings, sub-layer outputs, attention
+probabilities; none inside the FFN), label smoothing 0.1, untrained weights. Rounds: small 10
+training steps per round, 2 warm-up + 7 timed rounds; base 2 steps, 2 + 3 rounds (the flags below
+override them). Every contender reads the same random batches (child.translation_batches).
 
-Contenders, in float32 and bfloat16 (mixed precision: bfloat16 compute,
-float32 variables; PyTorch: torch.autocast):
-  ours          training: the step run_translation.py runs, built as it builds
-                it: the Task of `nmt.task.translation_task` (TransformerNmt,
-                label-smoothed cross entropy), `training.trainer.Trainer` with
-                the preset's options (Adam (0.9, 0.98, 1e-9), the inverse_sqrt
-                schedule; at small, freezing_nmt's learning rate and warm-up),
-                the freezing plan (nothing frozen), OneDeviceStrategy, and the
-                compiled loop of `Trainer.make_loop()`, with make_dataset
-                replaced by the random batches (an in-memory tf.data pipeline).
-                Decoding: `nmt.task.Translator`'s compiled beam search
-                (`TransformerNmt.translate` in a tf.function), what
-                run_translation.py decodes the dev and test sets with.
-  ours-xla      training only: the same with --jit_compile
-                (TrainingOptions.jit_compile): each step one XLA program.
-  model-garden  `official.nlp.modeling.models.Seq2SeqTransformer` with its
-                TransformerEncoder and TransformerDecoder (use_bias=True in
-                attention as ours, the same norm_first and dropout), tf_keras
-                Adam (0.9, 0.98, 1e-9) at a constant learning rate, the same
-                loss function (`nmt.task.translation_losses`) on the same
-                batches (it shifts target_ids right itself), in a tf.function
-                loop over tf.range. Decoding: the model called with `inputs`
-                only (beam_size, alpha 0.6, decode_max_length,
-                padded_decode=False) in a tf.function of the same input
-                signature as ours.
-  pytorch       Hugging Face `MarianMTModel` of the same shape (post-norm only:
-                not run with --nmt_norm_first), the forward pass and loss under
-                torch.compile, torch Adam (0.9, 0.98, 1e-9); decoding with
-                `model.generate` (benchmarks/torch_translation_step.py, whose
-                docstring has the details). Run by the interpreter of
-                --torch_python; skipped with a note when there is none.
-What differs between the networks: ours adds a trained output bias to the
-tied output layer (Marian's is a fixed buffer of zeros, Model Garden has
-none); Seq2SeqTransformer normalises each stack's output once more even
-post-norm (two LayerNorms more); the layer code (our DecoderBlock, Model
-Garden's TransformerDecoderBlock, Marian's layers; the TensorFlow ones use
-CachedAttention and MultiHeadAttention, Marian PyTorch's scaled dot-product
-attention), the initialisers, and the LayerNorm epsilon (1e-6; Marian 1e-5).
-The head size is d / heads in all three (the shapes here keep that rule).
+Contenders, in float32 and bfloat16 (mixed precision: bfloat16 compute, float32 variables; PyTorch:
+torch.autocast):
+  ours          training: the step run_translation.py runs, built as it builds it: the Task of
+                `nmt.task.translation_task` (TransformerNmt, label-smoothed cross entropy),
+                `training.trainer.Trainer` with the preset's options (Adam (0.9, 0.98, 1e-9), the
+                inverse_sqrt schedule; at small, freezing_nmt's learning rate and warm-up), the freezing
+                plan (nothing frozen), OneDeviceStrategy, and the compiled loop of
+                `Trainer.make_loop()`, with make_dataset replaced by the random batches. Decoding:
+                `nmt.task.Translator`'s compiled beam search (`TransformerNmt.translate` in a
+                tf.function), what run_translation.py decodes the dev and test sets with.
+  ours-xla      training only: the same with --jit_compile (TrainingOptions.jit_compile).
+  model-garden  `official.nlp.modeling.models.Seq2SeqTransformer` with its TransformerEncoder and
+                TransformerDecoder (use_bias=True in attention as ours, the same norm_first and
+                dropout), tf_keras Adam (0.9, 0.98, 1e-9) at a constant learning rate, the same loss
+                function (`nmt.task.translation_losses`) on the same batches, in a tf.function loop over
+                tf.range. Decoding: the model called with `inputs` only (beam_size, alpha 0.6,
+                decode_max_length, padded_decode=False) in a tf.function of ours' input signature.
+  pytorch       Hugging Face `MarianMTModel` of the same shape (post-norm only: not run with
+                --nmt_norm_first), torch.compile, torch Adam; decoding with `model.generate`
+                (torch_peers.translation_step). Run by the interpreter of --torch_python; skipped with
+                a note when there is none.
+What differs between the networks: ours adds a trained output bias to the tied output layer
+(Marian's is a fixed buffer of zeros, Model Garden has none); Seq2SeqTransformer normalises each
+stack's output once more even post-norm (two LayerNorms more); the layer code, the initialisers, and
+the LayerNorm epsilon (1e-6; Marian 1e-5). The head size is d / heads in all three.
 
-Decoding decodes the full length in every contender: both TensorFlow
-contenders run Model Garden's `sequence_beam_search` with an eos id outside
-the vocabulary (-1), so no hypothesis ever ends and the search stops at the
-maximum length only; the PyTorch peer's generate has no eos id at all. Each
-child checks that its output has that many positions (a contender that stops
-early fails). The length penalty (0.6; GNMT's ((5 + length) / 6) ** alpha in
-the TensorFlow search, length ** alpha in Hugging Face's) then weighs every
+Decoding decodes the full length in every contender: the TensorFlow contenders run Model Garden's
+`sequence_beam_search` with an eos id outside the vocabulary (-1), so that no hypothesis ever ends;
+the PyTorch peer's generate has no eos id at all. Each child checks that its output has that many
+positions (a contender that stops early fails). The length penalty (0.6) then weighs every
 hypothesis alike.
 
-Rounds: each (contender, dtype) of a row (part, dtype) runs in its own child
-process, so that its peak memory (VmHWM, the RSS high-water mark) is its own;
-the children of a row are started together, then driven in turns on their
-stdin, one round each: ours, ours-xla, model-garden, pytorch, ours, ... so
-that load drift on a shared machine affects all alike; a child waits, idle,
-while another runs. One round is one loop call of --nmt_steps_per_round
-training steps (each contender on the same batches: they cycle the same four
-from the same start), or one decode of the batch. The first
---nmt_warmup_rounds rounds (tracing, XLA and torch.compile compilation) are
-not timed; the very first runs in all the row's children at once (it is
-mostly single-threaded tracing and compiling), the others take turns. The
-figure is target tokens/s (padding excluded) or sentences/s
-of the median timed round; ours/X is the median over rounds of X's round time
-/ ours' for the rounds of an index (> 1: ours faster), where "ours" is the
-faster of ours and ours-xla in that row (named in the table).
+Rounds: each (contender, dtype) of a row (part, dtype) runs in its own child process, taking turns
+(harness.py); the first untimed round (tracing, XLA and torch.compile compilation, mostly
+single-threaded) runs in all the row's children at once. One round is one loop call of
+--nmt_steps_per_round training steps or one decode of the batch. The figure is target tokens/s
+(padding excluded) or sentences/s of the median timed round; ours/X is the paired ratio of X's round
+time to ours', where "ours" is the faster of ours and ours-xla in that row (named in the table).
 
-The last line gives the lowest ours/best peer over the rows, and the rows
-where ours failed. A contender that cannot be built, traced or run (a
-TensorFlow error, or a TypeError or ValueError while tracing; PyTorch's
-RuntimeError), or runs out of memory, is shown as failed or OOM, its reason
-printed under the table. (Model Garden's post-norm TransformerDecoderBlock
-fails under mixed bfloat16: it adds its float32 LayerNorm output to a bfloat16
-sub-layer output. --nmt_norm_first compares it in bfloat16.)
+The last line gives the lowest ours/best peer over the rows, and the rows where ours failed. A
+contender that cannot be built, traced or run (a TensorFlow error, or a TypeError or ValueError
+while tracing; PyTorch's RuntimeError), or runs out of memory, is shown as failed or OOM, its reason
+printed under the table. (Model Garden's post-norm TransformerDecoderBlock fails under mixed
+bfloat16: it adds its float32 LayerNorm output to a bfloat16 sub-layer output. --nmt_norm_first
+compares it in bfloat16.)
 
 Usage, from the repository root:
   .venv/bin/python benchmarks/nmt_benchmark.py [--nmt_shape=small,base] [--nmt_dtypes=float32,bfloat16]
@@ -109,23 +75,15 @@ import tempfile
 import time
 import types
 
-_REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if _REPO_ROOT not in sys.path:
-    sys.path.insert(0, _REPO_ROOT)
-
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-
-from training import onednn  # noqa: E402
-
-onednn.enable()  # before TensorFlow loads, as the entry points do
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from absl import app  # noqa: E402
 from absl import flags  # noqa: E402
 
-from benchmarks import benchmark_utils, child_processes, child_protocol, translation_child  # noqa: E402
+from benchmarks import child, harness  # noqa: E402
 
 FLAGS = flags.FLAGS
-benchmark_utils.define_torch_python_flag()
+harness.define_torch_python_flag()
 flags.DEFINE_list("nmt_shape", ["small", "base"], "small, base or both (one table each, in this order).")
 flags.DEFINE_list("nmt_dtypes", ["float32", "bfloat16"], "--dtype values.")
 flags.DEFINE_list("nmt_parts", ["train", "decode"], "What is measured: train, decode or both.")
@@ -139,11 +97,6 @@ flags.DEFINE_integer("nmt_timed_rounds", None, "Timed rounds per contender; defa
                      "base 3).")
 flags.DEFINE_bool("nmt_quick", False, "A tiny model and batch, one warm-up and one timed round: checks that the "
                   "script runs; the figures mean nothing.")
-# Internal: the child process mode.
-flags.DEFINE_enum("nmt_contender", None, ["ours", "ours-xla", "model-garden"],
-                  "Internal: run one contender as a child process driven on stdin.")
-flags.DEFINE_enum("nmt_contender_part", "train", ["train", "decode"], "Internal: the child's part.")
-flags.DEFINE_string("nmt_contender_dtype", "float32", "Internal: the child's dtype.")
 
 OURS, OURS_XLA, MODEL_GARDEN, PYTORCH = "ours", "ours-xla", "model-garden", "pytorch"
 OUR_CONTENDERS = (OURS, OURS_XLA)
@@ -152,7 +105,7 @@ CONTENDERS = {"train": (OURS, OURS_XLA, MODEL_GARDEN), "decode": (OURS, MODEL_GA
 SEED = 1
 LENGTH_PENALTY = 0.6
 NO_EOS = -1  # outside the vocabulary: no hypothesis ever ends (see the module docstring)
-BOS_ID, EOS_ID = translation_child.BOS_ID, translation_child.EOS_ID
+BOS_ID, EOS_ID = child.BOS_ID, child.EOS_ID
 UNITS = {"train": "tgt tok/s", "decode": "sent/s"}
 
 SHAPES = {
@@ -172,7 +125,8 @@ def settings(shape):
     """The shape's settings (--nmt_quick's tiny ones, then the round flags given) as a dict."""
     if shape not in SHAPES:
         raise app.UsageError("--nmt_shape: %r is neither small nor base." % shape)
-    s = dict(SHAPES[shape], shape=shape)
+    s = dict(SHAPES[shape], shape=shape, quick=FLAGS.nmt_quick, norm_first=FLAGS.nmt_norm_first, seed=SEED,
+             length_penalty=LENGTH_PENALTY)
     if FLAGS.nmt_quick:
         s.update(_QUICK)
     for name in ("steps_per_round", "warmup_rounds", "timed_rounds"):
@@ -181,8 +135,8 @@ def settings(shape):
     return s
 
 
-def nmt_config(shape, quick):
-    """The shape's NmtConfig (the tiny model with --nmt_quick), with --nmt_norm_first."""
+def nmt_config(shape, quick, norm_first=False):
+    """The shape's NmtConfig (the tiny model with `quick`), pre-norm with `norm_first`."""
     from studies.freezing_nmt import experiments
     from nmt import presets as nmt_presets
     from nmt.config import NmtConfig
@@ -197,12 +151,12 @@ def nmt_config(shape, quick):
             vocab_size=nmt_presets.PRESETS[_PRESETS[shape]]["vocab_size"])
     if config.attention_head_size * config.num_attention_heads != config.hidden_size:
         raise ValueError("The peers' head size is d / heads; %s has d_p = %d." % (shape, config.attention_head_size))
-    return config.replace(norm_first=FLAGS.nmt_norm_first)
+    return config.replace(norm_first=norm_first)
 
 
 def make_batches(vocab_size, batch_size, source_length, target_length, seed=SEED):
-    """The training batches every contender reads (translation_child.make_batches), as numpy."""
-    return translation_child.make_batches(seed, vocab_size, batch_size, source_length, target_length)
+    """The training batches every contender reads (child.translation_batches), as numpy."""
+    return child.translation_batches(seed, vocab_size, batch_size, source_length, target_length)
 
 
 def make_dataset(batches):
@@ -379,140 +333,46 @@ def classify(error):
     return "OOM" if oom else "failed", reason[:300]
 
 
-def run_child(s, part, contender, dtype):
-    """Builds one contender of a row in this (child) process and serves its rounds (translation_child.serve)."""
+
+def build_contender(contender, dtype, s):
+    """In a child process: builds one contender of a row, as process.prepare does for run_translation.py.
+
+    Seeds, dropout from tf.random.Generator objects, and the dtype's policy for the process's lifetime
+    (some layers create sub-layers on their first call, in the first round).
+    """
     import tensorflow as tf
     import tf_keras
+    from official.modeling import performance
 
-    config = nmt_config(s["shape"], FLAGS.nmt_quick)
-    # As process.prepare does for run_translation.py: seeds, dropout from tf.random.Generator objects,
-    # and the dtype's policy for the process's lifetime (some layers create sub-layers on their first call).
     tf_keras.utils.set_random_seed(SEED)
     tf_keras.backend.experimental.enable_tf_random_generator()
-
-    def build():
-        options = nmt_options(s, dtype, jit_compile=contender == OURS_XLA)
-        batches = make_batches(config.vocab_size, s["batch"], s["source"], s["target"])
-        if part == "train":
-            dataset = make_dataset(batches)
-            build_training = build_model_garden_training if contender == MODEL_GARDEN else build_ours_training
-            run, model = build_training(config, options, dataset, s["steps_per_round"])
+    performance.set_mixed_precision_policy(tf.as_dtype(dtype))
+    config = nmt_config(s["shape"], s["quick"], s["norm_first"])
+    options = nmt_options(s, dtype, jit_compile=contender == OURS_XLA)
+    batches = make_batches(config.vocab_size, s["batch"], s["source"], s["target"])
+    if s["part"] == "train":
+        dataset = make_dataset(batches)
+        build_training = build_model_garden_training if contender == MODEL_GARDEN else build_ours_training
+        run, model = build_training(config, options, dataset, s["steps_per_round"])
+    else:
+        source_ids = tf.constant(child.decode_sources(SEED, config.vocab_size, s["decode_batch"], s["source"]))
+        if contender == MODEL_GARDEN:
+            run, model = build_model_garden_decoding(config, options, source_ids, batches)
         else:
-            source_ids = tf.constant(translation_child.decode_sources(SEED, config.vocab_size, s["decode_batch"],
-                                                                      s["source"]))
-            if contender == MODEL_GARDEN:
-                run, model = build_model_garden_decoding(config, options, source_ids, batches)
-            else:
-                run, model = build_ours_decoding(config, options, source_ids)
-        return run, model.count_params()
-
-    with benchmark_utils.dtype_policy(dtype):
-        translation_child.serve(build, classify)
-    return 0
+            run, model = build_ours_decoding(config, options, source_ids)
+    return run, model.count_params()
 
 
 def child_command(s, config, part, contender, dtype, torch_python=None):
     """The command line of one contender's child process."""
+    spec = dict(s, part=part)
     if contender == PYTORCH:
-        sizes = dict(vocab_size=config.vocab_size, hidden_size=config.hidden_size,
-                     num_encoder_layers=config.num_encoder_layers, num_decoder_layers=config.num_decoder_layers,
-                     num_heads=config.num_attention_heads, intermediate_size=config.intermediate_size,
-                     batch_size=s["batch"], source_length=s["source"], target_length=s["target"],
-                     steps_per_round=s["steps_per_round"], decode_batch_size=s["decode_batch"],
-                     decode_length=s["decode_length"], beam_size=s["beam"], seed=SEED,
-                     length_penalty=LENGTH_PENALTY, part=part, dtype=dtype)
-        return [torch_python, os.path.join(_REPO_ROOT, "benchmarks", "torch_translation_step.py")] + [
-            "--%s=%s" % item for item in sizes.items()]
-    return [sys.executable, os.path.abspath(__file__), "--nmt_contender=" + contender,
-            "--nmt_contender_part=" + part, "--nmt_contender_dtype=" + dtype, "--nmt_shape=" + s["shape"],
-            "--nmt_steps_per_round=%d" % s["steps_per_round"]] + (
-                ["--nmt_quick"] if FLAGS.nmt_quick else []) + (["--nmt_norm_first"] if FLAGS.nmt_norm_first else [])
-
-
-def _next_message(child):
-    """(kind, fields) of the child's next protocol line, or (None, []) once its output ends."""
-    for line in child.process.stdout:
-        if line.startswith(child_protocol.TAG):
-            fields = line[len(child_protocol.TAG):].split()
-            return fields[0], fields[1:]
-    return None, []
-
-
-def _send(child, command):
-    """Sends a command; False if the child is gone."""
-    try:
-        child.send(command)
-    except OSError:  # BrokenPipeError
-        return False
-    return True
-
-
-def _failure(child, kind, fields, when):
-    """(tag, reason) of a child that answered "failed", or ended, or said something unexpected, `when`."""
-    if kind == "failed":
-        return fields[0], " ".join(fields[1:])
-    if kind is not None:
-        return "failed", "said %r %s" % (kind, when)
-    child.process.kill()
-    code = child.process.wait()
-    child.log.seek(0)
-    lines = [line.strip() for line in child.log.read().splitlines() if line.strip()]
-    if code == -9:
-        reason = "killed by signal 9 %s (the kernel's OOM killer?)" % when
-    else:
-        reason = "the process ended %s (exit code %s)" % (when, code)
-    return "failed", reason + (": " + lines[-1][:300] if lines else "")
-
-
-def take_turns(commands, warmup_rounds, timed_rounds):
-    """Runs the children {name: args} of a row in turns; a failing child drops out, the others go on.
-
-    The first (untimed) round runs in all children at once: it traces and
-    compiles, mostly on one core each. The later rounds take turns.
-
-    Returns:
-      ({name: dict(params, build_seconds, seconds [timed rounds], values, peak_kb)},
-       {name: (tag, reason)} of those that failed).
-    """
-    children = {name: child_processes.Child(name, args, _REPO_ROOT) for name, args in commands.items()}
-    results = {name: dict(seconds=[], values=[]) for name in commands}
-    failures = {}
-    try:
-        for name, child in children.items():  # They build concurrently.
-            kind, fields = _next_message(child)
-            if kind == "ready":
-                results[name].update(params=int(fields[0]), build_seconds=float(fields[1]))
-            else:
-                failures[name] = _failure(child, kind, fields, "while building")
-        for round_index in range(warmup_rounds + timed_rounds):
-            running = [name for name in children if name not in failures]
-            if round_index == 0:  # Untimed: traces and compiles, in every child at once.
-                sent = {name: _send(children[name], "run") for name in running}
-                answers = {name: _next_message(children[name]) if sent[name] else (None, []) for name in running}
-            else:  # In turns.
-                answers = {}
-                for name in running:
-                    answers[name] = _next_message(children[name]) if _send(children[name], "run") else (None, [])
-            for name, (kind, fields) in answers.items():
-                if kind != "round":
-                    failures[name] = _failure(children[name], kind, fields, "in round %d" % (round_index + 1))
-                elif round_index >= warmup_rounds:
-                    results[name]["seconds"].append(float(fields[0]))
-                    results[name]["values"].append(float(fields[1]))
-        for name, child in children.items():
-            if child.process.poll() is None:
-                kind, fields = _next_message(child) if _send(child, "quit") else (None, [])
-                if kind == "memory":
-                    results[name]["peak_kb"] = int(fields[0])
-                child.process.stdin.close()
-                child.process.wait()
-    finally:
-        for child in children.values():
-            if child.process.poll() is None:
-                child.process.kill()
-                child.process.wait()
-            child.log.close()
-    return results, failures
+        spec["model"] = dict(vocab_size=config.vocab_size, hidden_size=config.hidden_size,
+                             num_encoder_layers=config.num_encoder_layers,
+                             num_decoder_layers=config.num_decoder_layers, num_heads=config.num_attention_heads,
+                             intermediate_size=config.intermediate_size)
+        return harness.peer_command(torch_python, "translation_step", dtype, spec)
+    return harness.child_command(__file__, contender, dtype, spec)
 
 
 def contenders(part, torch_python):
@@ -520,59 +380,51 @@ def contenders(part, torch_python):
 
 
 def measure(s, config, part, dtype, torch_python=None):
-    """Runs a row's contenders in turns: (results, failures) as take_turns."""
+    """Runs a row's contenders in turns, a failing one dropping out: {name: results} (harness.take_turns)."""
     commands = {name: child_command(s, config, part, name, dtype, torch_python)
                 for name in contenders(part, torch_python)}
-    return take_turns(commands, s["warmup_rounds"], s["timed_rounds"])
+    return harness.take_turns(commands, s["warmup_rounds"], s["timed_rounds"], together_first=True, tolerate=True)
 
 
-def summarize(results, failures, names, per_round):
+def summarize(results, names, per_round):
     """The row's figures and ratios.
 
-    Returns dict(rates {name: work per second of the median round}, best_ours
-    (name or None), ratios {peer: paired ours/peer}, best_peer (name or None)).
+    Returns dict(rates {name: work per second of the median round}, best_ours (name or None), ratios
+    {peer: paired ours/peer}, best_peer (name or None)).
     """
     rates = {name: per_round / statistics.median(results[name]["seconds"])
-             for name in names if name not in failures}
+             for name in names if results[name]["failure"] is None}
     ours = [name for name in OUR_CONTENDERS if name in rates]
     peers = [name for name in PEERS if name in rates]
     best_ours = max(ours, key=rates.get) if ours else None
     best_peer = max(peers, key=rates.get) if peers else None
-    ratios = {}
-    if best_ours:
-        ours_seconds = results[best_ours]["seconds"]
-        ratios = {peer: statistics.median(theirs / mine for theirs, mine in zip(results[peer]["seconds"],
-                                                                                ours_seconds))
-                  for peer in peers}
+    ratios = {peer: harness.paired_ratio(results[peer]["seconds"], results[best_ours]["seconds"])
+              for peer in peers} if best_ours else {}
     return dict(rates=rates, best_ours=best_ours, ratios=ratios, best_peer=best_peer)
 
 
-def table_row(part, dtype, results, failures, names, all_names, summary):
+def table_row(part, dtype, results, names, all_names, summary):
     """The printed cells of a row: figures, peak MB, ours' name and the ratios."""
     def figure(name):
         if name not in names:
             return "-"
-        if name in failures:
-            return failures[name][0]
+        if results[name]["failure"]:
+            return results[name]["failure"][0]
         return "%.2f" % summary["rates"][name]
 
     def peak(name):
-        if name not in names or "peak_kb" not in results[name]:
-            return "-"
-        return "%.0f" % (results[name]["peak_kb"] / 1024)
+        return "%.0f" % (results[name]["peak_kb"] / 1024) if name in names and "peak_kb" in results[name] else "-"
 
     ratios, best_peer = summary["ratios"], summary["best_peer"]
     row = [part, dtype, UNITS[part]] + [figure(name) for name in all_names] + [peak(name) for name in all_names]
     row.append(summary["best_ours"] or "-")
     row += ["%.3f" % ratios[peer] if peer in ratios else "-" for peer in all_names if peer in PEERS]
-    row.append("%.3f (%s)" % (ratios[best_peer], best_peer) if best_peer in ratios else "-")
-    return row
+    return row + ["%.3f (%s)" % (ratios[best_peer], best_peer) if best_peer in ratios else "-"]
 
 
 def describe(shape, s, config):
     """The lines that say what a shape's table measures."""
-    name = {"small": "freezing_nmt --scale=small's model (transformer-tiny at 1/4)",
-            "base": "transformer-base"}[shape]
+    name = {"small": "freezing_nmt --scale=small's model (transformer-tiny at 1/4)", "base": "transformer-base"}[shape]
     return [
         "model: %s: d=%d, %d+%d layers, %d heads of d_p=%d, FFN %d, V=%d, %s" % (
             "tiny (--nmt_quick: figures mean nothing)" if FLAGS.nmt_quick else name, config.hidden_size,
@@ -590,14 +442,14 @@ def describe(shape, s, config):
 def run_shape(shape, torch_python):
     """Measures and prints one shape's table and its lowest ours/best peer."""
     s = settings(shape)
-    config = nmt_config(shape, FLAGS.nmt_quick)
+    config = nmt_config(shape, FLAGS.nmt_quick, FLAGS.nmt_norm_first)
     print()
     print("== --nmt_shape=%s" % shape)
     for line in describe(shape, s, config):
         print(line)
     batches = make_batches(config.vocab_size, s["batch"], s["source"], s["target"])
-    per_round = {"train": translation_child.target_tokens_per_batch(batches) * s["steps_per_round"],
-                 "decode": float(s["decode_batch"])}
+    per_round = {"train": float((batches["target_ids"] != child.PAD_ID).sum()) / child.NUM_BATCHES
+                 * s["steps_per_round"], "decode": float(s["decode_batch"])}
     all_names = [name for name in (OURS, OURS_XLA, MODEL_GARDEN, PYTORCH)
                  if any(name in contenders(part, torch_python) for part in FLAGS.nmt_parts)]
     rows, notes, ratios, ours_failed = [], [], [], []
@@ -605,33 +457,25 @@ def run_shape(shape, torch_python):
         for part in FLAGS.nmt_parts:
             start = time.perf_counter()
             names = contenders(part, torch_python)
-            results, failures = measure(s, config, part, dtype, torch_python)
-            ran = [name for name in names if name not in failures]
-            print("  %s %s: %.0f s; parameters %s; build %s; mean %s of the timed rounds %s; spread %s" % (
-                dtype, part, time.perf_counter() - start,
-                ", ".join("%s %d" % (name, results[name]["params"]) for name in ran),
-                ", ".join("%s %.0f s" % (name, results[name]["build_seconds"]) for name in ran),
-                "loss" if part == "train" else "decoded length",
-                ", ".join("%s %.3f" % (name, statistics.mean(results[name]["values"])) for name in ran),
-                ", ".join("%s %.0f%%" % (name, 100 * benchmark_utils.median_and_spread(
-                    results[name]["seconds"])[1]) for name in ran)), flush=True)
-            summary = summarize(results, failures, names, per_round[part])
-            rows.append(table_row(part, dtype, results, failures, names, all_names, summary))
+            results = measure(s, config, part, dtype, torch_python)
+            print(harness.progress_line("%s %s" % (dtype, part), time.perf_counter() - start, results,
+                                        "loss" if part == "train" else "decoded length"), flush=True)
+            summary = summarize(results, names, per_round[part])
+            rows.append(table_row(part, dtype, results, names, all_names, summary))
             if summary["best_ours"] is None:
                 ours_failed.append("%s %s" % (part, dtype))
             elif summary["best_peer"] is not None:
                 ratios.append((summary["ratios"][summary["best_peer"]], "%s %s" % (part, dtype)))
-            notes += ["%s %s, %s %s: %s" % (part, dtype, name, failures[name][0], failures[name][1])
-                      for name in names if name in failures]
+            notes += ["%s %s, %s %s: %s" % ((part, dtype, name) + results[name]["failure"])
+                      for name in names if results[name]["failure"]]
     peers = [name for name in all_names if name in PEERS]
-    header = (["part", "dtype", "unit"] + all_names + ["%s MB" % name for name in all_names] + ["ours is"]
-              + ["ours/%s" % peer for peer in peers] + ["ours/best peer"])
-    print()
-    print("%s: target tokens/s (training) or sentences/s (decoding) of the median round; peak MB = VmHWM of "
-          "each contender's own process;" % shape)
-    print("ours = the faster of ours and ours-xla in the row (\"ours is\"); ours/X = median over rounds of X's "
-          "round time / ours' (> 1: ours faster)")
-    print(benchmark_utils.format_table(header, rows))
+    harness.print_table([
+        "%s: target tokens/s (training) or sentences/s (decoding) of the median round; peak MB = VmHWM of each "
+        "contender's own process;" % shape,
+        "ours = the faster of ours and ours-xla in the row (\"ours is\"); ours/X = median over rounds of X's round "
+        "time / ours' (> 1: ours faster)"],
+        ["part", "dtype", "unit"] + all_names + ["%s MB" % name for name in all_names] + ["ours is"]
+        + ["ours/%s" % peer for peer in peers] + ["ours/best peer"], rows)
     for note in notes:
         print(note)
     lowest = ("%.3f (%s)" % min(ratios)) if ratios else "none (no row where ours and a peer both ran)"
@@ -641,34 +485,24 @@ def run_shape(shape, torch_python):
 
 def main(argv):
     del argv  # Unused.
-    if FLAGS.nmt_contender:
-        return run_child(settings(FLAGS.nmt_shape[0]), FLAGS.nmt_contender_part, FLAGS.nmt_contender,
-                         FLAGS.nmt_contender_dtype)
-
-    import tensorflow as tf
-
-    for part in FLAGS.nmt_parts:
-        if part not in UNITS:
-            raise app.UsageError("--nmt_parts: %r is neither train nor decode." % part)
-    if not set(FLAGS.nmt_dtypes) <= {"float32", "bfloat16"}:
-        raise app.UsageError("--nmt_dtypes must be among float32, bfloat16.")
-    shapes = [settings(shape) for shape in FLAGS.nmt_shape]
-    for s in shapes:
-        if s["warmup_rounds"] < 1 or s["timed_rounds"] < 1 or s["steps_per_round"] < 1:
-            raise app.UsageError("--nmt_warmup_rounds, --nmt_timed_rounds and --nmt_steps_per_round must be >= 1.")
-
-    for line in benchmark_utils.machine_lines(tf.__version__):
-        print(line)
-    print("NMT throughput: run_translation.py's step and beam search (ours, ours-xla) vs Model Garden's "
-          "Seq2SeqTransformer and Hugging Face's MarianMTModel")
-    torch_python, why_not = benchmark_utils.torch_interpreter(FLAGS.torch_python)
+    if FLAGS.bench_child:
+        return harness.serve_child(build_contender, classify)
+    harness.check_among("nmt_parts", FLAGS.nmt_parts, UNITS)
+    harness.check_among("nmt_dtypes", FLAGS.nmt_dtypes, ("float32", "bfloat16"))
+    for s in [settings(shape) for shape in FLAGS.nmt_shape]:
+        harness.check_rounds(nmt_warmup_rounds=s["warmup_rounds"], nmt_timed_rounds=s["timed_rounds"],
+                             nmt_steps_per_round=s["steps_per_round"])
+    torch_python, why_not = harness.torch_interpreter(FLAGS.torch_python)
     if torch_python and FLAGS.nmt_norm_first:
         torch_python, why_not = None, "MarianMTModel is post-norm only (--nmt_norm_first)"
-    print("pytorch: " + ("Hugging Face MarianMTModel + torch.compile (training), generate (decoding), run by %s"
-                         % torch_python if torch_python else "not measured (%s)" % why_not))
+    harness.print_header(
+        "NMT throughput: run_translation.py's step and beam search (ours, ours-xla) vs Model Garden's "
+        "Seq2SeqTransformer and Hugging Face's MarianMTModel",
+        harness.torch_line(torch_python, why_not, "Hugging Face MarianMTModel + torch.compile (training), generate "
+                           "(decoding)"))
     begin = time.perf_counter()
-    for s in shapes:
-        run_shape(s["shape"], torch_python)
+    for shape in FLAGS.nmt_shape:
+        run_shape(shape, torch_python)
     print()
     print("total time: %.0f s" % (time.perf_counter() - begin))
     return 0

@@ -11,11 +11,8 @@ import sys
 import pytest
 from absl.testing import flagsaver
 
-from benchmarks import benchmark_utils
+from benchmarks import child, harness
 from benchmarks import nmt_benchmark
-from benchmarks import translation_child
-
-_NUMBER = r"([0-9]+(?:\.[0-9]+)?)"
 
 
 def _table(out, columns):
@@ -30,12 +27,12 @@ def _table(out, columns):
 
 def test_quick_run_measures_every_contender_in_its_own_process(capsys):
     # Without --torch_python the PyTorch peer is skipped (unless this interpreter has torch: then say "none").
-    torch_python = "none" if benchmark_utils.torch_interpreter(None)[0] else None
+    torch_python = "none" if harness.torch_interpreter(None)[0] else None
     with flagsaver.flagsaver(nmt_quick=True, nmt_shape=["small"], nmt_dtypes=["float32"],
                              nmt_parts=["train", "decode"], torch_python=torch_python):
         assert nmt_benchmark.main([]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("machine: nproc="), out
+    assert out.startswith("NMT throughput: ") and "\nmachine: " in out, out
     note = "--torch_python=none" if torch_python else "torch and transformers are not installed here"
     assert "pytorch: not measured (%s" % note in out, out
     assert "(--nmt_quick: figures mean nothing)" in out, out
@@ -80,7 +77,7 @@ def test_quick_run_measures_every_contender_in_its_own_process(capsys):
 
 def _fake_results(seconds):
     return {name: dict(params=10, build_seconds=1.0, seconds=list(values), values=[1.0] * len(values),
-                       peak_kb=2048) for name, values in seconds.items()}
+                       peak_kb=2048, failure=None) for name, values in seconds.items()}
 
 
 def test_table_shows_failures_ratios_and_the_lowest_ratio(capsys, monkeypatch):
@@ -88,11 +85,12 @@ def test_table_shows_failures_ratios_and_the_lowest_ratio(capsys, monkeypatch):
         assert torch_python == sys.executable
         if part == "train":  # ours-xla is ours; model-garden 1.5x, pytorch 1.25x its time
             return _fake_results({"ours": [2.0, 2.0, 2.0], "ours-xla": [1.0, 1.0, 1.0],
-                                  "model-garden": [1.5, 1.5, 1.5], "pytorch": [1.25, 1.25, 1.25]}), {}
+                                  "model-garden": [1.5, 1.5, 1.5], "pytorch": [1.25, 1.25, 1.25]})
         # Model Garden out of memory; pytorch 1.1x ours' time: the lowest ratio.
         results = _fake_results({"ours": [1.0, 1.0, 1.0], "pytorch": [1.1, 1.1, 1.1]})
-        results["model-garden"] = dict(seconds=[], values=[], peak_kb=4096)
-        return results, {"model-garden": ("OOM", "OOM when allocating tensor with shape [64,4000]")}
+        results["model-garden"] = dict(seconds=[], values=[], peak_kb=4096,
+                                       failure=("OOM", "OOM when allocating tensor with shape [64,4000]"))
+        return results
 
     monkeypatch.setattr(nmt_benchmark, "measure", fake_measure)
     with flagsaver.flagsaver(nmt_shape=["small"], nmt_dtypes=["float32"], nmt_parts=["train", "decode"],
@@ -101,7 +99,7 @@ def test_table_shows_failures_ratios_and_the_lowest_ratio(capsys, monkeypatch):
     out = capsys.readouterr().out
     s = nmt_benchmark.settings("small")
     batches = nmt_benchmark.make_batches(4000, s["batch"], s["source"], s["target"])
-    tokens = translation_child.target_tokens_per_batch(batches) * s["steps_per_round"]
+    tokens = (batches["target_ids"] != child.PAD_ID).sum() / child.NUM_BATCHES * s["steps_per_round"]
     train = r"^\s*train\s+float32\s+tgt tok/s\s+%.2f\s+%.2f\s+%.2f\s+%.2f\s+2\s+2\s+2\s+2\s+ours-xla" % (
         tokens / 2.0, tokens, tokens / 1.5, tokens / 1.25)
     assert re.search(train + r"\s+1\.500\s+1\.250\s+1\.250 \(pytorch\)\s*$", out, re.MULTILINE), out

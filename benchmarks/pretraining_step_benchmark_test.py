@@ -1,18 +1,18 @@
 """Tests of benchmarks/pretraining_step_benchmark.py: its shapes, ratios, and a --quick run.
 
-The --quick runs start real child processes (one per contender) at a tiny
-shape; no timing is asserted: the machine is shared. The PyTorch peer
-(Hugging Face BertForPreTraining) runs only where the TORCH_PYTHON
-environment variable names an interpreter with torch and transformers (e.g.
-`TORCH_PYTHON=/tmp/torch/bin/python`).
+The --quick runs start real child processes (one per contender) at a tiny shape; no timing is
+asserted: the machine is shared. The PyTorch peer (Hugging Face BertForPreTraining) runs only where
+the TORCH_PYTHON environment variable names an interpreter with torch and transformers.
 """
 
+import json
 import os
 import re
 
 import pytest
 from absl.testing import flagsaver
 
+from benchmarks import child
 from benchmarks import pretraining_step_benchmark
 
 _NUMBER = r"([0-9]+(?:\.[0-9]+)?)"
@@ -34,8 +34,7 @@ def test_default_shape_is_unchanged():
 def test_table2b_small_shape_is_the_standard_head_size_row_at_small_scale():
     with flagsaver.flagsaver(quick=False, shape="table2b_small"):
         settings = pretraining_step_benchmark._settings()
-    # 2 layers, hidden 128, 8 heads of the standard d/h = 16, intermediate 1024, sequence 32,
-    # 5 predictions, batch 64.
+    # 2 layers, hidden 128, 8 heads of the standard d/h = 16, intermediate 1024, sequence 32, 5 predictions, batch 64.
     assert _shape(settings) == (2, 128, 8, 1024, 30522, 32, 5, 64, 10)
     with flagsaver.flagsaver(quick=True, shape="table2b_small"):
         quick = pretraining_step_benchmark._settings()
@@ -46,10 +45,11 @@ def test_children_get_the_shape_and_the_contender():
     with flagsaver.flagsaver(quick=False, shape="table2b_small"):
         settings = pretraining_step_benchmark._settings()
     command = pretraining_step_benchmark.child_command(settings, "ours-xla", "bfloat16")
-    assert "--contender=ours-xla" in command and "--contender_dtype=bfloat16" in command
-    assert "--hidden_size=128" in command and "--seq_length=32" in command and "--steps_per_round=10" in command
+    assert command[1].endswith("pretraining_step_benchmark.py") and command[2].startswith(child.FLAG)
+    assert child.request(command) == ("ours-xla", "bfloat16", settings)
     torch_command = pretraining_step_benchmark.child_command(settings, "pytorch", "float32", "/fake/python")
-    assert torch_command[0] == "/fake/python" and torch_command[1].endswith("torch_pretraining_step.py")
+    assert torch_command[0] == "/fake/python" and torch_command[1].endswith("torch_peers.py")
+    assert json.loads(torch_command[2][len(child.FLAG):])["contender"] == "pretraining_step"
     assert pretraining_step_benchmark.contenders(None) == ("ours", "ours-xla", "baseline")
     assert pretraining_step_benchmark.contenders("/fake/python")[-1] == "pytorch"
 
@@ -64,7 +64,7 @@ def test_ratio_takes_the_better_ours_against_the_best_peer(capsys, monkeypatch):
 
     def fake_measure(s, dtype, torch_python=None):
         return {name: dict(params=10, build_seconds=1.0, seconds=seconds[dtype][name], values=[7.0] * 3,
-                           peak_kb=2048, rss_kb=1024)
+                           peak_kb=2048, failure=None)
                 for name in pretraining_step_benchmark.contenders(torch_python)}
 
     monkeypatch.setattr(pretraining_step_benchmark, "measure", fake_measure)
@@ -96,7 +96,7 @@ def _run_quick(capsys, torch_python):
 
 def _check_quick_run(out, names):
     assert "WARNING" not in out, out
-    assert out.index("machine: nproc=") < out.index("shape default [--quick: tiny]:"), out
+    assert out.index("machine: ") < out.index("shape default [--quick: tiny]:"), out
     assert re.search(r"^  float32: timed in \d+ s; parameters %s;" % ", ".join(
         r"%s (\d+)" % name for name in names), out, re.MULTILINE), out
     parameters = re.search(r"parameters ([^;]*);", out).group(1)
@@ -107,10 +107,9 @@ def _check_quick_run(out, names):
     figures = [float(cell) for cell in row[0:2 * len(names):2] + row[2 * len(names):]]
     assert all(figure > 0 for figure in figures), row
     assert re.search(r"^ours/X = median over rounds", out, re.MULTILINE), out
-    peers = ", ".join(names[2:])
     assert re.search(r"^the better of ours and ours-xla against the best peer measured \(%s\): "
-                     r"float32: (ours|ours-xla)/(%s) %s$"
-                     % (peers, "|".join(names[2:]), _NUMBER), out, re.MULTILINE), out
+                     r"float32: (ours|ours-xla)/(%s) %s$" % (", ".join(names[2:]), "|".join(names[2:]), _NUMBER),
+                     out, re.MULTILINE), out
 
 
 def test_quick_runs_ours_ours_xla_and_the_baseline_and_notes_the_missing_peer(capsys):

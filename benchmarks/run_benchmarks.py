@@ -19,15 +19,13 @@ import os
 import subprocess
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-# Run as a script, benchmarks/ (not the repository root) is on sys.path.
-if ROOT not in sys.path:
-    sys.path.insert(0, ROOT)
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from absl import app, flags  # noqa: E402
 
-from benchmarks import benchmark_utils  # noqa: E402
+from benchmarks import harness  # noqa: E402
 
+ROOT = harness.REPO_ROOT
 # `make benchmark`'s set, in its order; the others run when named.
 DEFAULT_BENCHMARKS = (
     "tokenization_benchmark", "feature_conversion_benchmark", "model_benchmark",
@@ -39,40 +37,13 @@ ALL_BENCHMARKS = DEFAULT_BENCHMARKS + (
 )
 # The benchmarks with a PyTorch peer, which take --torch_python.
 TAKES_TORCH_PYTHON = ("pretraining_step_benchmark", "inference_benchmark", "lm_benchmark", "nmt_benchmark")
-CPU_FLAGS = ("avx2", "avx512f", "avx512_bf16", "amx_bf16")
 
 flags.DEFINE_list("benchmarks", list(DEFAULT_BENCHMARKS),
                   "The benchmarks to run, by script name without .py: %s." % ", ".join(ALL_BENCHMARKS))
 flags.DEFINE_string("results_dir", os.path.join(ROOT, "benchmarks", "results"),
                     "Where each run's results file is written, under a folder per benchmark.")
-benchmark_utils.define_torch_python_flag()  # Passed on to the benchmarks with a PyTorch peer.
+harness.define_torch_python_flag()  # Passed on to the benchmarks with a PyTorch peer.
 FLAGS = flags.FLAGS
-
-
-def _memory_gib(path="/proc/meminfo"):
-    try:
-        with open(path, encoding="utf-8") as f:
-            for line in f:
-                if line.startswith("MemTotal:"):
-                    return int(line.split()[1]) / 2 ** 20
-    except (OSError, ValueError, IndexError):
-        pass
-    return None
-
-
-def machine(cpuinfo_path="/proc/cpuinfo", meminfo_path="/proc/meminfo"):
-    """One line naming the machine the figures were measured on."""
-    memory = _memory_gib(meminfo_path)
-    parts = [
-        benchmark_utils.cpu_model(cpuinfo_path),
-        "family %s model %s" % (benchmark_utils.cpuinfo_field("cpu family", cpuinfo_path) or "?",
-                                benchmark_utils.cpuinfo_field("model", cpuinfo_path) or "?"),
-        "flags %s" % (",".join(benchmark_utils.cpu_flags(CPU_FLAGS, cpuinfo_path)) or "-"),
-        "%d usable CPUs" % benchmark_utils.usable_cpus(),
-    ]
-    if memory is not None:
-        parts.append("%.0f GiB" % memory)
-    return ", ".join(parts)
 
 
 def _commit():
@@ -107,10 +78,6 @@ def run_one(name, command, results_dir, now=None, cwd=ROOT):
         sys.stdout.flush()
         lines.append(line)
     status = process.wait()
-    try:
-        load = "%.2f %.2f %.2f" % os.getloadavg()
-    except OSError:
-        load = "unknown"
     folder = os.path.join(results_dir, name)
     os.makedirs(folder, exist_ok=True)
     path = os.path.join(folder, now.strftime("%Y-%m-%dT%H%M%SZ") + ".md")
@@ -118,8 +85,8 @@ def run_one(name, command, results_dir, now=None, cwd=ROOT):
         "# %s, %s" % (name, started),
         "",
         "- date: %s" % started,
-        "- machine: %s" % machine(),
-        "- load average at the end (1/5/15 min): %s" % load,
+        "- machine: %s" % harness.machine(),
+        "- load average at the end (1/5/15 min): %s" % harness.load_average(),
         "- commit: %s" % _commit(),
         "- command: `python %s`" % " ".join(command[1:]),
         "- exit status: %d%s" % (status, "" if status == 0 else " (failed: the output below says why)"),

@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from benchmarks import run_benchmarks
+from benchmarks import harness, run_benchmarks
 
 NOW = datetime.datetime(2026, 11, 28, 9, 30, 5, tzinfo=datetime.timezone.utc)
 CPUINFO = """processor\t: 0
@@ -34,7 +34,7 @@ def test_results_file_holds_date_machine_command_and_output(tmp_path, capsys):
     text = open(path).read()
     assert text.startswith("# model_benchmark, 2026-11-28 09:30 UTC\n")
     assert "- date: 2026-11-28 09:30 UTC\n" in text
-    assert "- machine: %s\n" % run_benchmarks.machine() in text
+    assert "- machine: %s\n" % harness.machine() in text
     assert "- command: `python %s`\n" % command[1] in text
     assert "- exit status: 0\n" in text
     assert text.endswith("```\n| what | seq/s |\n| ours | 55.3 |\n```\n")
@@ -52,10 +52,10 @@ def test_a_failed_benchmark_still_gets_its_file(tmp_path):
 def test_machine_line(tmp_path):
     (tmp_path / "cpuinfo").write_text(CPUINFO)
     (tmp_path / "meminfo").write_text("MemTotal:       25165824 kB\n")
-    line = run_benchmarks.machine(str(tmp_path / "cpuinfo"), str(tmp_path / "meminfo"))
+    line = harness.machine(str(tmp_path / "cpuinfo"), str(tmp_path / "meminfo"))
     assert line.startswith("AMD EPYC 9R14, family 25 model 17, flags avx2,avx512f,avx512_bf16, ")
     assert line.endswith(" usable CPUs, 24 GiB")
-    assert run_benchmarks.machine(str(tmp_path / "missing"), str(tmp_path / "missing")).split(", ")[1:3] == [
+    assert harness.machine(str(tmp_path / "missing"), str(tmp_path / "missing")).split(", ")[1:3] == [
         "family ? model ?", "flags -"]
 
 

@@ -62,11 +62,10 @@ from training import onednn  # pylint: disable=wrong-import-position
 
 onednn.enable()  # as every entry point, before TensorFlow loads
 
-import tensorflow as tf  # pylint: disable=wrong-import-position
+import tensorflow  # noqa: F401  pylint: disable=wrong-import-position,unused-import  (timed with the imports)
 
 import options as options_lib  # pylint: disable=wrong-import-position
 import studies  # pylint: disable=wrong-import-position
-from benchmarks import benchmark_utils  # pylint: disable=wrong-import-position
 from reproduction import runner, selection  # pylint: disable=wrong-import-position
 from training import trainer as trainer_lib  # pylint: disable=wrong-import-position
 
@@ -354,8 +353,11 @@ def child_command(argv, code_dir, output_dir, profile_json):
 
 def main(argv):
     reproduce_options = options_lib.from_flags(studies.ReproduceOptions)
-    print("\n".join(machine_description()))
     if not FLAGS.code_dir:
+        if not FLAGS.profile_json:  # Not in --code_dir's children: their code (another checkout's) may have no harness.
+            from benchmarks import harness  # pylint: disable=import-outside-toplevel
+
+            harness.print_header("Small-scale profile: where one row's wall time goes")
         result = profile(reproduce_options, FLAGS.row, FLAGS.seed, FLAGS.step_flags)
         if FLAGS.profile_json:
             with open(FLAGS.profile_json, "w", encoding="utf-8") as f:
@@ -363,32 +365,34 @@ def main(argv):
         print(table(result, "code: %s" % _CODE_DIR))
         print("results: %s" % results_line(result))
         return 0
-    contenders = (("this checkout", _REPO_ROOT), ("--code_dir", os.path.abspath(FLAGS.code_dir)))
-    runs = {name: [] for name, _ in contenders}
-    for round_index in range(FLAGS.rounds):
-        for name, code_dir in contenders:
-            output_dir = os.path.join(reproduce_options.output_dir, "code_dir" if name == "--code_dir" else "this")
-            profile_json = output_dir + ".profile.json"
-            env = dict(os.environ, SMALL_SCALE_PROFILE_CODE_DIR=code_dir)
-            logging.info("Round %d: %s (%s).", round_index + 1, name, code_dir)
-            subprocess.run(child_command(sys.argv, code_dir, output_dir, profile_json), env=env, check=True,
-                           cwd=code_dir)
-            with open(profile_json, encoding="utf-8") as f:
-                runs[name].append(json.load(f))
-    for name, code_dir in contenders:
+    from benchmarks import harness  # pylint: disable=import-outside-toplevel
+
+    harness.print_header("Small-scale profile: where one row's wall time goes, this checkout's code and --code_dir's")
+
+    def run(name, code_dir):
+        """This script run with `code_dir`'s code, into its own output_dir: its profile."""
+        output_dir = os.path.join(reproduce_options.output_dir, "code_dir" if name == "--code_dir" else "this")
+        profile_json = output_dir + ".profile.json"
+        logging.info("%s (%s).", name, code_dir)
+        subprocess.run(child_command(sys.argv, code_dir, output_dir, profile_json), check=True, cwd=code_dir,
+                       env=dict(os.environ, SMALL_SCALE_PROFILE_CODE_DIR=code_dir))
+        with open(profile_json, encoding="utf-8") as f:
+            return json.load(f)
+
+    contenders = {"this checkout": _REPO_ROOT, "--code_dir": os.path.abspath(FLAGS.code_dir)}
+    runs = {name: [] for name in contenders}
+    harness.interleave({name: functools.partial(run, name, code_dir) for name, code_dir in contenders.items()},
+                       FLAGS.rounds, each=lambda round_index, name, result: runs[name].append(result))
+    for name, code_dir in contenders.items():
         print()
         print(table(runs[name][-1], "%s (%s), last round" % (name, code_dir)))
         print("row wall time by round: %s s" % ", ".join("%.1f" % r["row_seconds"] for r in runs[name]))
         print("results: %s" % results_line(runs[name][-1]))
-    ours, theirs = ([r["row_seconds"] for r in runs[name]] for name, _ in contenders)
+    ours, theirs = ([r["row_seconds"] for r in runs[name]] for name in contenders)
     print("\nspeed-up (--code_dir's wall time / this checkout's), per round: %s; median %.2fx" % (
         ", ".join("%.2fx" % (t / o) for o, t in zip(ours, theirs)),
         statistics.median(t / o for o, t in zip(ours, theirs))))
     return 0
-
-
-def machine_description():
-    return benchmark_utils.machine_lines(tf.__version__)
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@
   fast         FastFullTokenizer.tokenize_to_ids with its defaults: each batch
                cut into one part per usable CPU, tokenized concurrently
   fast-1-part  the same in one part (one core), as before parts existed
-  cached-cold  CachedFullTokenizer, a new one each pass: every distinct word
+  cached-cold  CachedFullTokenizer, a new one each pass (built in the pass): every distinct word
                is tokenized once in the pass (what one pass over new text costs)
   cached-warm  CachedFullTokenizer with every word of the corpus cached
   tf-text-op   tensorflow-text's FastBertTokenizer alone, the raw op; its ids
@@ -17,7 +17,8 @@ English-like corpus generated here from a seed (Zipf-distributed words,
 punctuation, numbers, and a few accented, Greek, Cyrillic and CJK lines) and
 BERT-Base uncased's vocab (`--vocab_builder` builds one from the corpus instead);
 `--tokenization_corpus_file` and `--tokenization_vocab_file` take real ones. The ids of every
-path but the raw op are checked to be FullTokenizer's on every line.
+path but the raw op are checked to be FullTokenizer's on every line. The paths take turns, one pass
+each per round (harness.interleave); the median pass counts.
 
 Usage, from the repository root:
   .venv/bin/python benchmarks/tokenization_benchmark.py [--num_lines=8000 --repeats=5]
@@ -26,30 +27,18 @@ Usage, from the repository root:
 import collections
 import os
 import random
-import statistics
 import sys
 import tempfile
 import time
 
-# Run as `python benchmarks/tokenization_benchmark.py`, Python puts
-# benchmarks/ (not the repository root) on sys.path; add the root so that
-# `import tokenization` and `import benchmarks` work without PYTHONPATH.
-_REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if _REPO_ROOT not in sys.path:
-    sys.path.insert(0, _REPO_ROOT)
-
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-
-from training import onednn  # noqa: E402
-
-onednn.enable()  # before TensorFlow loads, as the entry points do
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from absl import app  # noqa: E402
 from absl import flags  # noqa: E402
 
-from benchmarks import benchmark_utils  # noqa: E402
+from benchmarks import harness  # noqa: E402
 
-_ORIGINAL_TOKENIZATION = benchmark_utils.original_tokenization()
+_ORIGINAL_TOKENIZATION = harness.original_tokenization()
 
 FLAGS = flags.FLAGS
 flags.DEFINE_integer("num_lines", 32777, "Lines of generated text (~235 bytes each; the default, "
@@ -263,6 +252,8 @@ def frequency_vocab(lines, vocab_size, do_lower_case):
     return vocab + scored[:max(0, vocab_size - len(vocab))]
 
 
+
+
 def benchmark_vocab(directory, vocab_file, quick, corpus_lines):
     """(path, description) of the vocab a benchmark uses.
 
@@ -273,7 +264,7 @@ def benchmark_vocab(directory, vocab_file, quick, corpus_lines):
     if vocab_file:
         return vocab_file, vocab_file
     if not quick:
-        path, description = benchmark_utils.bert_uncased_vocab(directory)
+        path, description = harness.bert_uncased_vocab(directory)
         if path:
             return path, description
         print("note: no BERT vocab (%s); using a frequency vocab" % description)
@@ -306,38 +297,13 @@ def tf_text_vocab(lines, vocab_size, do_lower_case):
 _VOCAB_BUILDERS = {"frequency": frequency_vocab, "tf_text": tf_text_vocab}
 
 
-def _time_pure(tokenizer, lines):
-    """Tokenizes every line with a FullTokenizer; returns (seconds, ids)."""
-    start = time.perf_counter()
-    ids = [tokenizer.convert_tokens_to_ids(tokenizer.tokenize(line)) for line in lines]
-    return time.perf_counter() - start, ids
 
-
-def _time_fast(tokenizer, lines, batch_size):
-    """Tokenizes every line with the fast path in batches; returns (seconds, ids)."""
-    start = time.perf_counter()
+def _tokenize_in_batches(tokenize, lines, batch_size):
+    """The ids of every line, tokenized by `tokenize` (a batch of lines -> their ids) in batches."""
     ids = []
     for begin in range(0, len(lines), batch_size):
-        ids.extend(tokenizer.tokenize_to_ids(lines[begin:begin + batch_size]))
-    return time.perf_counter() - start, ids
-
-
-def _time_cached(tokenizer, lines):
-    """Tokenizes every line with a CachedFullTokenizer; returns (seconds, ids)."""
-    start = time.perf_counter()
-    ids = [tokenizer.tokenize_to_ids(line) for line in lines]
-    return time.perf_counter() - start, ids
-
-
-def _time_op(op, lines, batch_size):
-    """The raw tf-text op on batches of lines; returns (seconds, ids)."""
-    import tensorflow as tf  # pylint: disable=import-outside-toplevel
-    start = time.perf_counter()
-    ids = []
-    for begin in range(0, len(lines), batch_size):
-        ragged = op.tokenize(tf.constant(lines[begin:begin + batch_size]))
-        ids.extend(ragged.to_list())
-    return time.perf_counter() - start, ids
+        ids.extend(tokenize(lines[begin:begin + batch_size]))
+    return ids
 
 
 def first_mismatch(expected, actual):
@@ -362,10 +328,7 @@ def main(argv):
 
     import tokenization
 
-    print("Tokenization benchmark: every tokenizer path, the original and the raw tf-text op")
-    for line in benchmark_utils.machine_lines(tf.__version__):
-        print(line)
-
+    harness.print_header("Tokenization benchmark: every tokenizer path, the original and the raw tf-text op")
     if FLAGS.tokenization_corpus_file:
         lines, corpus = _read_lines(FLAGS.tokenization_corpus_file), FLAGS.tokenization_corpus_file
     else:
@@ -384,51 +347,46 @@ def main(argv):
             vocab_description = "%s, built in %.1f s" % (FLAGS.vocab_builder, time.perf_counter() - start)
         pure = tokenization.FullTokenizer(vocab_file, FLAGS.do_lower_case)
         fast = tokenization.FastFullTokenizer(vocab_file, FLAGS.do_lower_case)
-        fast_one_part = tokenization.FastFullTokenizer(vocab_file, FLAGS.do_lower_case,
-                                                       num_parallel_parts=1)
-        original = _original_tokenizer(vocab_file)
+        fast_one_part = tokenization.FastFullTokenizer(vocab_file, FLAGS.do_lower_case, num_parallel_parts=1)
+        original = (_ORIGINAL_TOKENIZATION.FullTokenizer(vocab_file, FLAGS.do_lower_case)
+                    if _ORIGINAL_TOKENIZATION else None)
     vocab = pure.vocab
     print("corpus: %d lines, %.2f MB (%s); vocab: %d tokens (%s), do_lower_case=%s"
-          % (len(lines), num_bytes / 1e6, corpus, len(vocab), vocab_description,
-             FLAGS.do_lower_case))
+          % (len(lines), num_bytes / 1e6, corpus, len(vocab), vocab_description, FLAGS.do_lower_case))
     if original is None:
-        print("original: bert-tensorflow is not installed (pip install -r "
-              "benchmarks/requirements.txt); not measured")
+        print(harness.ORIGINAL_MISSING)
     op = tf_text.FastBertTokenizer(list(vocab), token_out_type=tf.int64,
                                    lower_case_nfd_strip_accents=FLAGS.do_lower_case)
+    batch = FLAGS.fast_batch_size
 
-    timers = {"pure": lambda: _time_pure(pure, lines)}
+    def full(tokenizer):
+        return lambda: [tokenizer.convert_tokens_to_ids(tokenizer.tokenize(line)) for line in lines]
+
+    def cached_pass(tokenizer):
+        return [tokenizer.tokenize_to_ids(line) for line in lines]
+
+    paths = {"pure": full(pure)}
     if original is not None:
-        timers["original"] = lambda: _time_pure(original, lines)
+        paths["original"] = full(original)
     cached = tokenization.CachedFullTokenizer(vocab, FLAGS.do_lower_case)
-    timers.update({
-        "fast": lambda: _time_fast(fast, lines, FLAGS.fast_batch_size),
-        "fast-1-part": lambda: _time_fast(fast_one_part, lines, FLAGS.fast_batch_size),
-        "cached-cold": lambda: _time_cached(
-            tokenization.CachedFullTokenizer(vocab, FLAGS.do_lower_case), lines),
-        "cached-warm": lambda: _time_cached(cached, lines),
-        "tf-text-op": lambda: _time_op(op, lines, FLAGS.fast_batch_size),
+    paths.update({
+        "fast": lambda: _tokenize_in_batches(fast.tokenize_to_ids, lines, batch),
+        "fast-1-part": lambda: _tokenize_in_batches(fast_one_part.tokenize_to_ids, lines, batch),
+        "cached-cold": lambda: cached_pass(tokenization.CachedFullTokenizer(vocab, FLAGS.do_lower_case)),
+        "cached-warm": lambda: cached_pass(cached),
+        "tf-text-op": lambda: _tokenize_in_batches(lambda part: op.tokenize(tf.constant(part)).to_list(), lines,
+                                                   batch),
     })
     # Warm-up: tracing of the TensorFlow paths, and the warm cache.
-    warmup_lines = lines[:FLAGS.fast_batch_size]
-    fast.tokenize_to_ids(warmup_lines)
-    fast_one_part.tokenize_to_ids(warmup_lines)
-    _time_op(op, warmup_lines, FLAGS.fast_batch_size)
-    _time_cached(cached, lines)
-
-    # Alternate the paths so that load drift on a shared machine hits them all.
-    seconds = {name: [] for name in timers}
-    ids = {}
-    for _ in range(FLAGS.repeats):
-        for name, timer in timers.items():
-            elapsed, ids[name] = timer()
-            seconds[name].append(elapsed)
+    fast.tokenize_to_ids(lines[:batch])
+    fast_one_part.tokenize_to_ids(lines[:batch])
+    op.tokenize(tf.constant(lines[:batch]))
+    cached_pass(cached)
+    seconds, ids = harness.interleave(paths, FLAGS.repeats)
 
     pure_ids = ids["pure"]
-    for name in timers:
-        if name == "tf-text-op":
-            continue
-        mismatch = first_mismatch(pure_ids, ids[name])
+    for name in paths:
+        mismatch = None if name == "tf-text-op" else first_mismatch(pure_ids, ids[name])
         if mismatch is not None:
             print("parity: MISMATCH of %s at line %d\n  text: %r\n  pure: %s\n  %s: %s"
                   % (name, mismatch, lines[mismatch] if mismatch < len(lines) else None,
@@ -440,45 +398,32 @@ def main(argv):
     num_suffixes = sum(1 for line_ids in pure_ids for i in line_ids if i in suffix_ids)
     num_unk = sum(line_ids.count(vocab["[UNK]"]) for line_ids in pure_ids)
     op_same = sum(a == b for a, b in zip(pure_ids, ids["tf-text-op"]))
-    print("parity: ok (%s: FullTokenizer's ids on all %d lines; %d tokens, %.1f%% of them "
-          "'##' pieces, %d [UNK]); tf-text-op: the same ids on %d of %d lines"
-          % (", ".join(name for name in timers if name != "tf-text-op"), len(lines), num_tokens,
+    print("parity: ok (%s: FullTokenizer's ids on all %d lines; %d tokens, %.1f%% of them '##' pieces, %d [UNK]); "
+          "tf-text-op: the same ids on %d of %d lines"
+          % (", ".join(name for name in paths if name != "tf-text-op"), len(lines), num_tokens,
              100.0 * num_suffixes / num_tokens, num_unk, op_same, len(lines)))
 
-    rows = []
-    results = {}
+    rows, results = [], {}
     for name, values in seconds.items():
-        median, spread = benchmark_utils.median_and_spread(values)
+        median = harness.median_and_spread(values)[0]
         results[name] = num_tokens / median
-        rows.append([name, str(len(lines)), str(num_tokens), "%.3f" % median,
-                     "%.0f%%" % (100 * spread), "%.0f" % results[name],
-                     "%.2f" % (num_bytes / median / 1e6)])
-    print()
-    print("median of %d passes over the corpus; spread = (max - min) / median; tokens = "
-          "wordpiece ids (FullTokenizer's count); TensorFlow paths called on batches of %d lines"
-          % (FLAGS.repeats, FLAGS.fast_batch_size))
-    print(benchmark_utils.format_table(
-        ["path", "lines", "tokens", "seconds", "spread", "tokens/s", "MB/s"], rows))
+        rows.append([name, str(len(lines)), str(num_tokens), "%.3f" % median, harness.spread(values),
+                     "%.0f" % results[name], "%.2f" % (num_bytes / median / 1e6)])
+    harness.print_table(["median of %d passes over the corpus; spread = (max - min) / median; tokens = wordpiece "
+                         "ids (FullTokenizer's count); TensorFlow paths called on batches of %d lines"
+                         % (FLAGS.repeats, batch)], ["path", "lines", "tokens", "seconds", "spread", "tokens/s",
+                                                     "MB/s"], rows)
     print()
     for name in ("fast", "fast-1-part", "cached-cold", "cached-warm"):
         print("ratio %s/pure: %.1fx; %s/tf-text-op: %.2fx%s"
-              % (name, results[name] / results["pure"], name,
-                 results[name] / results["tf-text-op"],
-                 "; %s/original: %.1fx" % (name, results[name] / results["original"])
-                 if "original" in results else ""))
-    print("FastFullTokenizer: %d parallel part(s) per batch of %d lines (the CPUs this process "
-          "may use)" % (fast.num_parallel_parts, FLAGS.fast_batch_size))
+              % (name, results[name] / results["pure"], name, results[name] / results["tf-text-op"],
+                 "; %s/original: %.1fx" % (name, results[name] / results["original"]) if "original" in results else ""))
+    print("FastFullTokenizer: %d parallel part(s) per batch of %d lines (the CPUs this process may use)"
+          % (fast.num_parallel_parts, batch))
     # The tokenizers with FullTokenizer's ids, at their defaults, on text they have not seen.
     print("FastFullTokenizer with its defaults: %.2fM tokens/s; CachedFullTokenizer on a first pass: %.2fM"
           % (results["fast"] / 1e6, results["cached-cold"] / 1e6))
     return 0
-
-
-def _original_tokenizer(vocab_file):
-    """google-research/bert's FullTokenizer (bert-tensorflow), or None if not installed."""
-    if _ORIGINAL_TOKENIZATION is None:
-        return None
-    return _ORIGINAL_TOKENIZATION.FullTokenizer(vocab_file, FLAGS.do_lower_case)
 
 
 if __name__ == "__main__":
