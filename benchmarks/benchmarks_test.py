@@ -13,6 +13,7 @@ import pytest
 from absl import logging
 from absl.testing import flagsaver
 
+from benchmarks import child
 from benchmarks import create_pretraining_data_benchmark
 from benchmarks import demo_benchmark
 from benchmarks import dense_gradient_benchmark
@@ -151,19 +152,23 @@ def test_dense_gradient_benchmark_prints_each_way_per_shape(capsys):
         assert all(float(value) > 0 for value in row[2:]), out
 
 
-def test_nmt_benchmark_batches_follow_the_translation_schema():
-    batches = nmt_benchmark.make_batches(vocab_size=50, batch_size=3, source_length=8, target_length=6)
+def test_translation_batches_follow_the_translation_schema():
+    # What nmt_benchmark's contenders and its PyTorch peer read.
+    batches = child.translation_batches(seed=1, vocab_size=50, batch_size=3, source_length=8, target_length=6)
     targets, inputs = batches["target_ids"], batches["target_input_ids"]
-    assert batches["source_ids"].shape[1:] == (3, 8) and targets.shape[1:] == (3, 6)
-    assert (inputs[..., 0] == nmt_benchmark.BOS_ID).all()
-    mask = targets != 0
+    assert batches["source_ids"].shape == (child.NUM_BATCHES, 3, 8) and targets.shape == (child.NUM_BATCHES, 3, 6)
+    assert (inputs[..., 0] == child.BOS_ID).all()
+    mask = targets != child.PAD_ID
     assert ((inputs != 0) == mask).all()
     assert (inputs[..., 1:] == targets[..., :-1] * mask[..., 1:]).all()
     for ids, length in ((batches["source_ids"], 8), (targets, 6)):
         lengths = (ids != 0).sum(-1)
         assert lengths.min() >= length // 2 and lengths.max() <= length
         last = np.take_along_axis(ids, lengths[..., None] - 1, axis=-1)[..., 0]
-        assert (last == nmt_benchmark.EOS_ID).all()
+        assert (last == child.EOS_ID).all()
+        assert (ids[ids != 0] >= child.FIRST_PIECE).sum() == (ids != 0).sum() - (ids == child.EOS_ID).sum()
+    np.testing.assert_array_equal(child.decode_sources(1, 50, 3, 8), batches["source_ids"][0])  # the same sources
+    np.testing.assert_array_equal(child.translation_batches(1, 50, 3, 8, 6)["target_ids"], targets)  # seeded
 
 
 def test_demo_benchmark_reports_a_finished_demo(tmp_path, capsys):

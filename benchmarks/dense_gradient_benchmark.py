@@ -1,17 +1,8 @@
-"""Speed of a projection's weight gradient: einsum's gradient vs `ProductDense`'s.
+"""Speed of a projection's weight gradient: einsum's gradient vs `ProductDense`'s, in GFLOP/s.
 
-For each shape (tokens x K -> N; the language model's and BERT's projections by default) it times, in
-float32, inside one tf.function each:
+  .venv/bin/python benchmarks/dense_gradient_benchmark.py [--dense_shapes=...] [--dense_rounds=15]
 
-  forward     the 2-D product x W (for scale: the speed the gradient could have)
-  einsum      d(sum(einsum(x, W) * dy)) / dW, what `EinsumDense` runs
-  product     the same through `layers.product_dense.projection`, what `ProductDense` runs (see that
-              module for why it differs)
-
-as GFLOP/s (2 * tokens * K * N per product), rounds interleaved (harness.interleave), medians.
-
-Usage, from the repository root:
-  .venv/bin/python benchmarks/dense_gradient_benchmark.py [--dense_rounds=15]
+Contenders, shapes and how rounds are timed: docs/performance.md, section "Projection weight gradients".
 """
 
 import os
@@ -20,30 +11,25 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from absl import app  # noqa: E402
-from absl import flags  # noqa: E402
+from absl import app, flags  # noqa: E402
 
 from benchmarks import harness  # noqa: E402
 
 FLAGS = flags.FLAGS
 flags.DEFINE_list("dense_shapes", ["2048x256x2048", "2048x2048x256", "2048x256x1024", "2048x1024x256",
                                    "2048x256x256", "4096x512x512", "4096x512x2048", "4096x2048x512"],
-                  "tokens x K x N of each projection: the LM step at h = 64 (d 256 -> 64 x 32 and back, FFN 1024, "
-                  "h = 8's 256 x 256), then BERT's pre-training step shapes (batch 32 x 128 tokens, hidden 512, "
-                  "FFN 2048).")
-flags.DEFINE_integer("dense_rounds", 15, "Timed rounds (each way once per round) after 3 untimed ones.")
-
-WAYS = ("forward", "einsum", "product")
+                  "tokens x K x N of each projection (the defaults: docs/performance.md).")
+flags.DEFINE_integer("dense_rounds", 15, "Timed rounds (each way once per round) after 3 untimed ones.", lower_bound=1)
 
 
-def make_ways(tokens, k, n):
-    """{way: a callable running it and fetching its result}, all on the same random float32 operands."""
-    import tensorflow as tf
+def measure(shape, rounds):
+    """The table row of `shape` (tokens x K x N): median GFLOP/s of the forward product, einsum's and
+    `projection`'s weight gradients (the docs), and product/einsum."""
+    import tensorflow as tf  # pylint: disable=import-outside-toplevel
+    from layers.product_dense import projection  # pylint: disable=import-outside-toplevel
 
-    from layers.product_dense import projection
-
-    x = tf.random.stateless_normal([tokens, k], [1, 2])
-    upstream = tf.random.stateless_normal([tokens, n], [3, 4])
+    tokens, k, n = (int(part) for part in shape.split("x"))
+    x, upstream = tf.random.stateless_normal([tokens, k], [1, 2]), tf.random.stateless_normal([tokens, n], [3, 4])
     kernel = tf.Variable(tf.random.stateless_normal([k, n], [5, 6]))
 
     def weight_gradient(product):
@@ -51,31 +37,22 @@ def make_ways(tokens, k, n):
             loss = tf.reduce_sum(product(x, kernel) * upstream)
         return tape.gradient(loss, kernel)
 
-    functions = dict(
-        forward=tf.function(lambda: tf.matmul(x, kernel)),
-        einsum=tf.function(lambda: weight_gradient(lambda a, b: tf.einsum("tk,kn->tn", a, b))),
-        product=tf.function(lambda: weight_gradient(lambda a, b: projection(a, tf.convert_to_tensor(b), 1, 1))),
-    )
-    return {way: (lambda function=function: function().numpy()) for way, function in functions.items()}
-
-
-def measure(tokens, k, n, rounds):
-    """{way: median GFLOP/s}."""
-    seconds, _ = harness.interleave(make_ways(tokens, k, n), rounds, warmup=3)
-    return {way: 2.0 * tokens * k * n / statistics.median(values) / 1e9 for way, values in seconds.items()}
+    functions = dict(forward=lambda: tf.matmul(x, kernel),
+                     einsum=lambda: weight_gradient(lambda a, b: tf.einsum("tk,kn->tn", a, b)),
+                     product=lambda: weight_gradient(lambda a, b: projection(a, tf.convert_to_tensor(b), 1, 1)))
+    seconds, _ = harness.interleave({way: lambda run=tf.function(function): run().numpy()
+                                     for way, function in functions.items()}, rounds, warmup=3)
+    speeds = {way: 2.0 * tokens * k * n / statistics.median(values) / 1e9 for way, values in seconds.items()}
+    return (["%d x %d -> %d" % (tokens, k, n)] + ["%.0f" % speed for speed in speeds.values()]
+            + ["%.2f" % (speeds["product"] / speeds["einsum"])])
 
 
 def main(argv):
     del argv
     harness.print_header("Dense gradient benchmark: einsum's weight gradient vs ProductDense's",
                          "float32, GFLOP/s (median of %d rounds)" % FLAGS.dense_rounds)
-    rows = []
-    for shape in FLAGS.dense_shapes:
-        tokens, k, n = (int(part) for part in shape.split("x"))
-        speeds = measure(tokens, k, n, FLAGS.dense_rounds)
-        rows.append(["%d x %d -> %d" % (tokens, k, n)] + ["%.0f" % speeds[way] for way in WAYS]
-                    + ["%.2f" % (speeds["product"] / speeds["einsum"])])
-    print(harness.format_table(["tokens x K -> N"] + list(WAYS) + ["product/einsum"], rows))
+    harness.print_table([], ["tokens x K -> N", "forward", "einsum", "product", "product/einsum"],
+                        [measure(shape, FLAGS.dense_rounds) for shape in FLAGS.dense_shapes])
     return 0
 
 

@@ -1,28 +1,9 @@
 """Inference throughput and peak memory: our prediction paths vs Model Garden and PyTorch.
 
-The encoder's forward pass at BERT's inference shapes (4 layers, hidden 512, 8 heads, batch 32,
-sequence 128 by default), dropout off, outputs fetched to the host as float32:
-
-  ours         the forward function of extract_features.py, --do_predict and evaluation
-               (`training.inference.BatchForward`, through `feature_extraction.FeatureExtractor`) with
-               the default --inference_xla=auto: XLA unless bfloat16 on a CPU with native bfloat16; in a
-               process set up as run_classifier.py's and run_squad.py's are without --do_train (in
-               bfloat16, oneDNN's weights kept in its blocked layout: training/onednn.py).
-  ours_tuned   the same with the other --inference_xla setting, printed beside the default (the
-               default should be the faster of the two).
-  savedmodel   export_model.py's encoder SavedModel (serving/encoder_export.py), exported at the dtype,
-               loaded with tf.saved_model.load, called through serving_default (no XLA: it takes any
-               shape), in a process with TensorFlow's defaults (a serving process is the user's to set up).
-  baseline     Model Garden's BertEncoderV2 in a tf.function, as a user of Model Garden would call it.
-  pytorch      Hugging Face BertModel with torch.compile under torch.inference_mode
-               (torch_peers.encoder_forward), given an interpreter with torch and transformers
-               (--torch_python); skipped with a note otherwise.
-
-Each (contender, dtype) runs in its own child process, all taking turns (harness.py). The figure is
-sequences/s of the median round; ours/X is the paired ratio of X's round time to ours'.
-
+The encoder's forward pass at BERT's inference shapes, outputs fetched to the host as float32.
 Usage, from the repository root:
   .venv/bin/python benchmarks/inference_benchmark.py [--quick] [--torch_python=...]
+Contenders, shapes and how rounds are timed: docs/performance.md, section "Inference".
 """
 
 import gc
@@ -34,24 +15,34 @@ import types
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+# pylint: disable=wrong-import-position
 from absl import app  # noqa: E402
 from absl import flags  # noqa: E402
 
-from benchmarks import child, harness  # noqa: E402
-from training import onednn  # noqa: E402
+from benchmarks import child, harness  # noqa: E402  (harness first: it enables oneDNN before TensorFlow loads)
+import tensorflow as tf  # noqa: E402
+import tensorflow_text  # noqa: E402,F401  pylint: disable=unused-import  (the SavedModel's tokenizer ops)
+import tf_keras  # noqa: E402
+
+import modeling  # noqa: E402
+from feature_extraction import feature_extractor  # noqa: E402
+from serving import export  # noqa: E402
+from training import inference, onednn  # noqa: E402
 
 FLAGS = flags.FLAGS
+OURS, TUNED, SAVEDMODEL, BASELINE, PYTORCH = "ours", "ours_tuned", "savedmodel", "baseline", "pytorch"
+DTYPES = ("float32", "bfloat16")
+
 harness.define_bert_shape_flags()
 harness.define_torch_python_flag()
-flags.DEFINE_integer("inference_batch_size", 32, "Sequences per forward call.")
-flags.DEFINE_integer("forward_calls", 1, "Forward calls per timed round.")
-flags.DEFINE_integer("inference_warmup_rounds", 1, "Untimed rounds per contender (>= 1; the first one traces and "
-                     "compiles).")
-flags.DEFINE_integer("inference_timed_rounds", 7, "Timed rounds per contender.")
-flags.DEFINE_list("inference_dtypes", ["float32", "bfloat16"], "Compute dtypes to time.")
+flags.DEFINE_integer("inference_batch_size", 32, "Sequences per forward call.", lower_bound=1)
+flags.DEFINE_integer("forward_calls", 1, "Forward calls per timed round.", lower_bound=1)
+flags.DEFINE_integer("inference_warmup_rounds", 1, "Untimed rounds per contender (the first traces).", lower_bound=1)
+flags.DEFINE_integer("inference_timed_rounds", 7, "Timed rounds per contender.", lower_bound=1)
+flags.DEFINE_list("inference_dtypes", list(DTYPES), "Compute dtypes to time.")
+flags.register_validator("inference_dtypes", lambda values: set(values) <= set(DTYPES),
+                         "--inference_dtypes must be among float32, bfloat16.")
 
-OURS, TUNED, SAVEDMODEL, BASELINE, PYTORCH = "ours", "ours_tuned", "savedmodel", "baseline", "pytorch"
-TENSORFLOW_CONTENDERS = (OURS, TUNED, SAVEDMODEL, BASELINE)
 _SHAPE_FLAGS = ("num_layers", "hidden_size", "num_heads", "intermediate_size", "vocab_size", "seq_length",
                 "forward_calls", "model_seed")
 _QUICK = dict(num_layers=1, hidden_size=64, num_heads=2, intermediate_size=128, vocab_size=1000, seq_length=16,
@@ -60,19 +51,9 @@ _QUICK = dict(num_layers=1, hidden_size=64, num_heads=2, intermediate_size=128, 
 
 def _settings():
     """The flag values in effect (with --quick applied) as a dict: the children's spec."""
-    s = {name: FLAGS[name].value for name in _SHAPE_FLAGS}
-    s.update(batch_size=FLAGS.inference_batch_size, warmup_rounds=FLAGS.inference_warmup_rounds,
-             timed_rounds=FLAGS.inference_timed_rounds)
-    if FLAGS.quick:
-        s.update(_QUICK)
-    return s
-
-
-def default_xla(dtype):
-    """What --inference_xla=auto chooses on this machine."""
-    from training import inference
-
-    return inference.uses_xla("auto", dtype)
+    s = dict({name: FLAGS[name].value for name in _SHAPE_FLAGS}, batch_size=FLAGS.inference_batch_size,
+             warmup_rounds=FLAGS.inference_warmup_rounds, timed_rounds=FLAGS.inference_timed_rounds)
+    return dict(s, **_QUICK) if FLAGS.quick else s
 
 
 def _inputs(s):
@@ -83,18 +64,13 @@ def _inputs(s):
 
 def _bert(s, dtype):
     """Our BertModel under the --dtype policy, built (seeded weights) as the entry points build it."""
-    import tf_keras
-
-    import modeling
-
     with harness.dtype_policy(dtype):
         tf_keras.utils.set_random_seed(s["model_seed"])
         return modeling.build_model(modeling.BertModel(harness.bert_config(s)))
 
 
 def _build_ours(s, dtype, jit_compile):
-    from feature_extraction import feature_extractor
-
+    """extract_features' and --do_predict's forward (FeatureExtractor): (forward, parameters)."""
     model = _bert(s, dtype)
     extractor = feature_extractor.FeatureExtractor(model, [-1], s["seq_length"], s["batch_size"], jit_compile)
     inputs = _inputs(s)
@@ -102,21 +78,16 @@ def _build_ours(s, dtype, jit_compile):
 
 
 def _build_savedmodel(s, dtype):
-    import tensorflow as tf
-    import tensorflow_text  # noqa: F401  pylint: disable=unused-import  (the SavedModel's tokenizer ops)
-
-    from serving import export
-
+    """export_model.py's encoder SavedModel, exported at the dtype, loaded, called through serving_default."""
     model = _bert(s, dtype)
-    params = model.count_params()
-    directory = tempfile.mkdtemp()
+    params, directory = model.count_params(), tempfile.mkdtemp()
     vocab_file = os.path.join(directory, "vocab.txt")
     with open(vocab_file, "w") as f:
         f.write("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
                           + ["w%d" % i for i in range(s["vocab_size"] - 5)]) + "\n")
-    options = types.SimpleNamespace(vocab_file=vocab_file, do_lower_case=True, max_seq_length=s["seq_length"],
-                                    export_dir=os.path.join(directory, "export"), export_version=None)
-    path = export.export_encoder(model, options)
+    path = export.export_encoder(model, types.SimpleNamespace(
+        vocab_file=vocab_file, do_lower_case=True, max_seq_length=s["seq_length"],
+        export_dir=os.path.join(directory, "export"), export_version=None))
     del model
     gc.collect()
     serving_default = tf.saved_model.load(path).signatures["serving_default"]
@@ -130,17 +101,14 @@ def _build_savedmodel(s, dtype):
 
 
 def _build_baseline(s, dtype):
-    import tensorflow as tf
-    import tf_keras
-
+    """Model Garden's BertEncoderV2 in a tf.function: (forward, parameters)."""
     with harness.dtype_policy(dtype):
         config = harness.bert_config(s)
         tf_keras.utils.set_random_seed(s["model_seed"])
         encoder = harness.garden_encoder(config, tf_keras.initializers.TruncatedNormal(stddev=config.initializer_range))
         dummy = tf.zeros([1, 2], tf.int32)  # built as ours: one call on a [1, 2] batch
         encoder(dict(input_word_ids=dummy, input_mask=tf.ones_like(dummy), input_type_ids=dummy), training=False)
-        ids, mask, segments = (tf.constant(x) for x in _inputs(s))
-        inputs = dict(input_word_ids=ids, input_mask=mask, input_type_ids=segments)
+    inputs = dict(zip(("input_word_ids", "input_mask", "input_type_ids"), (tf.constant(x) for x in _inputs(s))))
 
     @tf.function
     def call(inputs):
@@ -158,35 +126,28 @@ def build_contender(contender, dtype, s):
     """In a child process: (run one round of forward_calls calls -> a number of the output, parameters)."""
     if contender in (OURS, TUNED):
         onednn.assume_frozen_weights(dtype, trains=False)  # as run_classifier.py without --do_train, before the model
-        xla = default_xla(dtype)
+        xla = inference.uses_xla("auto", dtype)  # what --inference_xla=auto chooses on this machine
         forward, params = _build_ours(s, dtype, xla if contender == OURS else not xla)
-    elif contender == SAVEDMODEL:
-        forward, params = _build_savedmodel(s, dtype)
     else:
-        forward, params = _build_baseline(s, dtype)
+        forward, params = (_build_savedmodel if contender == SAVEDMODEL else _build_baseline)(s, dtype)
 
     def calls():
         for _ in range(s["forward_calls"]):
             result = forward()
-        first = result[0] if isinstance(result, tuple) else result
-        return float(first.reshape(-1)[0])
+        return float((result[0] if isinstance(result, tuple) else result).reshape(-1)[0])
 
     return calls, params
 
 
-def child_command(s, contender, dtype, torch_python=None):
-    if contender == PYTORCH:
-        return harness.peer_command(torch_python, "encoder_forward", dtype, s)
-    return harness.child_command(__file__, contender, dtype, s)
-
-
 def contenders(torch_python):
-    return TENSORFLOW_CONTENDERS + ((PYTORCH,) if torch_python else ())
+    return (OURS, TUNED, SAVEDMODEL, BASELINE) + ((PYTORCH,) if torch_python else ())
 
 
 def measure(s, dtype, torch_python=None):
-    """{name: results (harness.take_turns)} of one dtype."""
-    commands = {name: child_command(s, name, dtype, torch_python) for name in contenders(torch_python)}
+    """Runs the contenders of one dtype in turns, each in its own process: {name: results} (harness.take_turns)."""
+    commands = {name: harness.child_command(__file__, name, dtype, s) for name in contenders(None)}
+    if torch_python:
+        commands[PYTORCH] = harness.peer_command(torch_python, "encoder_forward", dtype, s)
     return harness.take_turns(commands, s["warmup_rounds"], s["timed_rounds"])
 
 
@@ -195,9 +156,6 @@ def main(argv):
     s = _settings()
     if FLAGS.bench_child:
         return harness.serve_child(build_contender)
-    harness.check_rounds(inference_warmup_rounds=s["warmup_rounds"], inference_timed_rounds=s["timed_rounds"],
-                         forward_calls=s["forward_calls"])
-    harness.check_among("inference_dtypes", FLAGS.inference_dtypes, ("float32", "bfloat16"))
     torch_python, why_not = harness.torch_interpreter(FLAGS.torch_python)
     names = contenders(torch_python)
     harness.print_header(
@@ -209,25 +167,19 @@ def main(argv):
         "rounds of %(forward_calls)d forward call(s) each, taking turns" % s
         + (" [--quick: figures are meaningless]" if FLAGS.quick else ""),
         harness.torch_line(torch_python, why_not, "Hugging Face BertModel + torch.compile"))
-
     begin = time.perf_counter()
     rows, summaries = [], []
     for dtype in FLAGS.inference_dtypes:
-        xla = default_xla(dtype)
-        start = time.perf_counter()
+        xla, start = inference.uses_xla("auto", dtype), time.perf_counter()
         results = measure(s, dtype, torch_python)
-        print(harness.progress_line(dtype, time.perf_counter() - start, results, "first output", extra=(
-            "--inference_xla=auto compiles with XLA: %s (ours_tuned: %s); " % (
-                "yes" if xla else "no", "no" if xla else "yes"))), flush=True)
+        auto = "--inference_xla=auto compiles with XLA: %s (ours_tuned: %s); " % (("no", "yes"), ("yes", "no"))[xla]
+        print(harness.progress_line(dtype, time.perf_counter() - start, results, "first output", auto), flush=True)
         rows.append((dtype, results, names, s["batch_size"] * s["forward_calls"]))
         paired = {name: harness.paired_ratio(results[name]["seconds"], results[OURS]["seconds"]) for name in names}
-        peers = [name for name in names if name not in (OURS, TUNED, SAVEDMODEL)]
-        summaries.append((dtype, ", ".join(peers), min(paired[name] for name in peers), paired[TUNED]))
+        summaries.append("%s: ours/peer, the lowest over the peers (%s): %.3f; default vs the other --inference_xla: "
+                         "%.3f" % (dtype, ", ".join(names[3:]), min(paired[name] for name in names[3:]), paired[TUNED]))
     harness.throughput_table("dtype", rows, OURS, " (savedmodel's includes the model it exported)")
-    print()
-    for summary in summaries:
-        print("%s: ours/peer, the lowest over the peers (%s): %.3f; default vs the other --inference_xla: %.3f"
-              % summary)
+    print("\n" + "\n".join(summaries))
     print("total time: %.0f s" % (time.perf_counter() - begin))
     return 0
 

@@ -46,10 +46,13 @@ def test_small_shape_is_lm_figure1_fixed_family_at_small_scale():
         specs, rounds = lm_benchmark.settings("small")
     assert sorted(specs) == [4, 16, 32]
     for h, spec in specs.items():
-        assert (spec["num_layers"], spec["hidden_size"], spec["head_size"], spec["num_heads"]) == (3, 128, 16, h)
-        assert (spec["intermediate_size"], spec["vocab_size"], spec["batch_size"], spec["seq_length"]) == (
+        config = spec["config"]
+        assert (config["num_hidden_layers"], config["hidden_size"], config["head_size"],
+                config["num_attention_heads"]) == (3, 128, 16, h)
+        assert (config["intermediate_size"], config["vocab_size"], spec["batch_size"], spec["seq_length"]) == (
             512, 4000, 64, 32)
-        assert spec["hidden_act"] == "relu" and spec["dropout"] == 0.1
+        assert config["hidden_act"] == "relu" and config["hidden_dropout_prob"] == 0.1
+        assert lm_benchmark.lm_config(spec).attention_head_size == 16
     assert rounds == dict(warmup=FLAGS.lm_warmup_rounds, timed=FLAGS.lm_timed_rounds)
 
 
@@ -58,9 +61,10 @@ def test_paper_shape_is_the_lm1b_paper_model_at_8_and_64_heads():
         specs, _ = lm_benchmark.settings("paper")
     assert sorted(specs) == [8, 64]
     for spec in specs.values():
-        assert (spec["num_layers"], spec["hidden_size"], spec["head_size"], spec["intermediate_size"]) == (
-            6, 256, 32, 1024)
-        assert (spec["vocab_size"], spec["batch_size"], spec["seq_length"]) == (32000, 8, 256)
+        config = spec["config"]
+        assert (config["num_hidden_layers"], config["hidden_size"], config["head_size"],
+                config["intermediate_size"]) == (6, 256, 32, 1024)
+        assert (config["vocab_size"], spec["batch_size"], spec["seq_length"]) == (32000, 8, 256)
 
 
 def test_quick_shrinks_the_model_and_keeps_the_first_and_last_head_counts():
@@ -68,7 +72,8 @@ def test_quick_shrinks_the_model_and_keeps_the_first_and_last_head_counts():
         specs, rounds = lm_benchmark.settings("small")
     assert sorted(specs) == [4, 32]
     assert rounds == dict(warmup=1, timed=1)
-    assert all(spec["hidden_size"] == 32 and spec["num_layers"] == 1 for spec in specs.values())
+    assert all(spec["config"]["hidden_size"] == 32 and spec["config"]["num_hidden_layers"] == 1
+               for spec in specs.values())
 
 
 def test_training_flops_follow_the_closed_form():
@@ -93,7 +98,7 @@ def test_batches_follow_run_lm_schema_and_the_dataset_starts_at_the_first():
     assert (targets[..., :-1] == shifted).all()  # target t is token t+1
     np.testing.assert_array_equal(child.lm_batches(3, 5, 12, 50)["input_ids"], ids)  # seeded
 
-    spec = dict(seed=3, batch_size=5, seq_length=12, vocab_size=50, steps_per_round=3)
+    spec = dict(seed=3, batch_size=5, seq_length=12, config=dict(vocab_size=50), steps_per_round=3)
     first = next(iter(lm_benchmark.make_dataset(spec)))
     np.testing.assert_array_equal(first["input_ids"].numpy(), ids[0])
     # Round 1 holds steps 3, 4, 5: batches 3, 0, 1.
@@ -116,8 +121,9 @@ def test_table_names_the_better_ours_and_the_lowest_ratio(capsys, monkeypatch):
     }
 
     def fake_measure(spec, dtype, rounds, torch_python=None):
-        names = lm_benchmark.contenders(torch_python)
-        return _fake_results({name: seconds[spec["num_heads"], name] for name in names}, names)
+        assert torch_python == "/fake/python"
+        names = ["ours", "ours-xla", "model-garden", "pytorch"]
+        return _fake_results({name: seconds[spec["config"]["num_attention_heads"], name] for name in names}, names)
 
     monkeypatch.setattr(lm_benchmark, "measure", fake_measure)
     with flagsaver.flagsaver(quick=False, torch_python="/fake/python", lm_shape=["small"], lm_heads=["4", "16"],
@@ -184,3 +190,15 @@ def test_quick_runs_the_pytorch_peer_given_its_interpreter(capsys):
     out = _run_quick(capsys, _TORCH_PYTHON)
     assert "pytorch: torch.nn causal Transformer LM + torch.compile" in out, out
     _check_quick_run(out, ["ours", "ours-xla", "model-garden", "pytorch"])
+
+
+def test_flags_refuse_values_out_of_range_naming_the_flag():
+    with flagsaver.flagsaver():
+        with pytest.raises(flags.IllegalFlagValueError, match="--lm_dtypes must be among float32, bfloat16"):
+            FLAGS.lm_dtypes = ["float16"]
+    with flagsaver.flagsaver():
+        with pytest.raises(flags.IllegalFlagValueError, match="--lm_shape must be among small, paper"):
+            FLAGS.lm_shape = ["large"]
+    with flagsaver.flagsaver():
+        with pytest.raises(flags.IllegalFlagValueError, match="lm_timed_rounds"):
+            FLAGS.lm_timed_rounds = 0

@@ -81,7 +81,7 @@ def _fake_results(seconds):
 
 
 def test_table_shows_failures_ratios_and_the_lowest_ratio(capsys, monkeypatch):
-    def fake_measure(s, config, part, dtype, torch_python=None):
+    def fake_measure(s, part, dtype, torch_python=None):
         assert torch_python == sys.executable
         if part == "train":  # ours-xla is ours; model-garden 1.5x, pytorch 1.25x its time
             return _fake_results({"ours": [2.0, 2.0, 2.0], "ours-xla": [1.0, 1.0, 1.0],
@@ -98,7 +98,7 @@ def test_table_shows_failures_ratios_and_the_lowest_ratio(capsys, monkeypatch):
         assert nmt_benchmark.main([]) == 0
     out = capsys.readouterr().out
     s = nmt_benchmark.settings("small")
-    batches = nmt_benchmark.make_batches(4000, s["batch"], s["source"], s["target"])
+    batches = child.translation_batches(nmt_benchmark.SEED, 4000, s["batch"], s["source"], s["target"])
     tokens = (batches["target_ids"] != child.PAD_ID).sum() / child.NUM_BATCHES * s["steps_per_round"]
     train = r"^\s*train\s+float32\s+tgt tok/s\s+%.2f\s+%.2f\s+%.2f\s+%.2f\s+2\s+2\s+2\s+2\s+ours-xla" % (
         tokens / 2.0, tokens, tokens / 1.5, tokens / 1.25)
@@ -108,3 +108,17 @@ def test_table_shows_failures_ratios_and_the_lowest_ratio(capsys, monkeypatch):
     assert re.search(decode, out, re.MULTILINE), out
     assert "decode float32, model-garden OOM: OOM when allocating tensor with shape [64,4000]" in out, out
     assert "small: the lowest ours/best peer over the rows: 1.100 (decode float32)" in out, out
+
+
+def test_flags_refuse_values_out_of_range_naming_the_flag():
+    from absl import flags  # pylint: disable=import-outside-toplevel
+
+    with flagsaver.flagsaver():
+        with pytest.raises(flags.IllegalFlagValueError, match="--nmt_parts must be among train, decode"):
+            flags.FLAGS.nmt_parts = ["train", "score"]
+    with flagsaver.flagsaver():
+        with pytest.raises(flags.IllegalFlagValueError, match="--nmt_shape must be among small, base"):
+            flags.FLAGS.nmt_shape = ["big"]
+    with flagsaver.flagsaver():
+        with pytest.raises(flags.IllegalFlagValueError, match="nmt_warmup_rounds"):
+            flags.FLAGS.nmt_warmup_rounds = 0

@@ -123,3 +123,14 @@ def test_quick_runs_the_pytorch_peer_given_its_interpreter(capsys):
     out = _run_quick(capsys, _TORCH_PYTHON)
     assert "pytorch: Hugging Face BertForPreTraining + torch.compile" in out, out
     _check_quick_run(out, ["ours", "ours-xla", "baseline", "pytorch"])
+
+
+def test_flags_refuse_values_out_of_range_naming_the_flag():
+    from absl import flags  # pylint: disable=import-outside-toplevel
+
+    with flagsaver.flagsaver():
+        with pytest.raises(flags.IllegalFlagValueError, match="--train_dtypes must be among float32, bfloat16"):
+            flags.FLAGS.train_dtypes = ["float16"]
+    with flagsaver.flagsaver():
+        with pytest.raises(flags.IllegalFlagValueError, match="steps_per_round"):
+            flags.FLAGS.steps_per_round = 0

@@ -1,5 +1,6 @@
 """The small-scale profiler's bookkeeping: exclusive phase times, the tracing estimate, the row's steps."""
 
+import dataclasses
 import itertools
 
 import pytest
@@ -71,3 +72,13 @@ def test_the_table_gives_each_phase_its_share_and_the_row_total():
     assert "| **row, end to end** | **200.0** | 100% |" in table
     assert "training: 1000 steps, 100.0 ms a step" in table
     assert "input pipeline alone: 20.0 ms a batch" in table
+
+
+def test_step_flags_are_added_where_the_entry_point_has_them_and_parsed_as_its_flags():
+    from lm import task  # pylint: disable=import-outside-toplevel
+
+    step = dataclasses.replace(_step("fixed_h4", "fixed_h4", [], seed=1, num_train_steps=120), program="run_lm.py")
+    added = profile.with_flags(step, ["jit_compile=true", "num_train_steps=7", "no_such_flag=1"],
+                               {"run_lm.py": (task.LmOptions, task.run)})
+    assert added.flags == dict(num_train_steps=7, jit_compile=True)
+    assert step.flags == dict(num_train_steps=120)  # the plan's step is left as it was
