@@ -71,12 +71,18 @@ def collect(scale, output_dir):
                             grows=None if yardstick is None else growth > yardstick))
 
 
+def _seeds_text(runs):
+    seeds = [str(run["seed"]) for run in runs]
+    if len(seeds) == 1:
+        return "one run per row (seed %s)" % seeds[0]
+    return "mean ± sample standard deviation over seeds %s" % ", ".join(seeds)
+
+
 def markdown(results, scale_note):
     lines = ["# %s" % results["title"], "", scale_note, "", "**What the paper states**: %s" % results["paper_statement"],
              "", "Every run reads packed text: %d tokens per step at every n (batch = %d / n), so only the context "
-             "length changes. Perplexity is per sub-word token, of the best held-out checkpoint; mean ± sample "
-             "standard deviation over seeds %s." % (results["tokens_per_step"], results["tokens_per_step"],
-                                                    ", ".join(str(run["seed"]) for run in results["rows"][0]["seeds"])),
+             "length changes. Perplexity is per sub-word token, of the best held-out checkpoint; %s." % (
+                 results["tokens_per_step"], results["tokens_per_step"], _seeds_text(results["rows"][0]["seeds"])),
              "", "| n | row | d | h | d_p | FFN | params | batch | eval ppl | test ppl | test bits/char | epochs to best |",
              "|" + "---|" * 12]
     for row in results["rows"]:

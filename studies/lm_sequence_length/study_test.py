@@ -94,6 +94,9 @@ def test_a_micro_study_runs_end_to_end_with_its_gap_table_and_plot(monkeypatch, 
     table = open(written["results_md"]).read()
     assert "| n | gap | yardstick | reading |" in table and "Tiny scale" in table
     assert "From n = 4 to n = 8 the gap changes by" in table
+    assert "mean ± sample standard deviation over seeds 1, 2" in table
+    one_seed = dict(results, rows=[dict(row, seeds=row["seeds"][:1]) for row in results["rows"]])
+    assert "one run per row (seed 1)" in report.markdown(one_seed, "")
     with open(written["plot"], "rb") as f:
         assert f.read(8) == b"\x89PNG\r\n\x1a\n"
     assert json.loads(open(written["results_json"]).read()) == json.loads(json.dumps(results))
