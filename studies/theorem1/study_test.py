@@ -55,5 +55,6 @@ def test_real_inputs_reach_the_entry_point_and_scales_are_named(tmp_path, monkey
     assert "--init_checkpoint=%s" % model["init_checkpoint"] in plan_text and "--do_lower_case=true" in plan_text
     # An experiment without the scale asked for names those it has.
     monkeypatch.delitem(nmt_experiments.SCALES, "small")
-    with pytest.raises(ValueError, match=r"^--scale=small: --experiment=freezing_nmt runs at paper or tiny scale\.$"):
+    with pytest.raises(ValueError, match=r"^--scale=small: --experiment=freezing_nmt runs at paper or small_d128 or small_d32 or tiny "
+                                         r"scale\.$"):
         studies.run(studies.ReproduceOptions(experiment="freezing_nmt", scale="small", output_dir=str(tmp_path / "n")))
