@@ -31,10 +31,19 @@ class Plan:
     expected_time: str = ""
 
 
-def expected_time(minutes_per_run, num_runs, scale_name, measured_on):
-    """Plan.expected_time of `num_runs` runs from a scale's measured minutes per run ("" when unmeasured)."""
+def expected_time(minutes_per_run, num_runs, scale_name, measured_on, side_by_side=1):
+    """Plan.expected_time of `num_runs` runs from a scale's measured minutes per run ("" when unmeasured).
+
+    side_by_side: how many runs were going at once, each on its own core, when `minutes_per_run` was measured
+    (the scale's parallel_runs for a campaign's figure); the plan then takes about minutes x runs / that.
+    """
     if minutes_per_run is None:
         return ""
+    if side_by_side > 1:
+        return ("Expected time: about %d minutes for %d runs, %d at a time on 2 CPU cores (%.1f min per run beside "
+                "another, measured at %s scale on %s; finished runs are skipped)." % (
+                    round(minutes_per_run * num_runs / side_by_side), num_runs, side_by_side, minutes_per_run,
+                    scale_name, measured_on))
     return ("Expected time: about %d minutes for %d runs one at a time on 2 CPU cores (%.1f min per run, measured at %s scale on "
             "%s; finished runs are skipped)." % (round(minutes_per_run * num_runs), num_runs, minutes_per_run,
                                                  scale_name, measured_on))

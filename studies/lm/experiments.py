@@ -108,6 +108,8 @@ class LmScale:
     seeds: tuple = (LM_SEED,)  # run_lm.py --random_seed of each row's runs: initialisation and data order.
     heads: Optional[tuple] = None  # Head counts kept by the figures that vary them (None: the paper's).
     minutes_per_run: Optional[float] = None  # Wall-clock minutes of one row and seed, measured on 2 CPU cores.
+    minutes_measured_on: str = "lm_figure1; runs with more heads take longer"  # what minutes_per_run is the mean of
+    minutes_side_by_side: int = 1  # runs going at once (one per core) while minutes_per_run was measured
     early_stopping_patience: int = 0  # run_lm.py --early_stopping_patience: 0 trains num_train_steps, scores the last
     parallel_runs: int = 1  # runs at once by default (--parallel_runs), at most one per core: measured
     # per family on 2 cores, docs/performance.md#runs-side-by-side
@@ -169,7 +171,9 @@ SMALL = LmScale(name="small", num_layers=3, shrink=2, vocab_size=4000, max_seq_l
 # fall beyond their noise; at most 40000 steps (about 28 epochs), a cap meant to stay well past the stop.
 SMALL_CONVERGED = dataclasses.replace(SMALL, name="small_converged", num_train_steps=40000,
                                       learning_rate_schedule="inverse_sqrt", early_stopping_patience=5,
-                                      minutes_per_run=None)
+                                      minutes_per_run=65.9, minutes_side_by_side=2, minutes_measured_on=(
+                                          "lm_figure1's campaign (mean of 15 runs, bfloat16, AMD EPYC Zen 4); early "
+                                          "stopping made single runs take 15 to 181 min"))
 # The tiny scale's converged twin, for tests: held-out perplexity every 20 steps, patience 2, at most 200 steps.
 TINY_CONVERGED = dataclasses.replace(TINY, name="tiny_converged", num_train_steps=200, save_checkpoints_steps=20,
                                      learning_rate_schedule="inverse_sqrt", early_stopping_patience=2)

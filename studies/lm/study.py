@@ -156,8 +156,8 @@ class LmStudy(Study):
             return results, report.markdown(results, SCALE_NOTES[scale.name]), report.plot(output_dir, results)
 
         return Plan(steps, PLAN_NOTES, plan_markdown(steps, experiment, scale, output_dir), collect,
-                    expected_time(scale.minutes_per_run, len(steps), scale.name,
-                                  "lm_figure1; runs with more heads take longer"))
+                    expected_time(scale.minutes_per_run, len(steps), scale.name, scale.minutes_measured_on,
+                                  scale.minutes_side_by_side))
 
 
 STUDIES = tuple(LmStudy(name) for name in lm_experiments.EXPERIMENTS)

@@ -222,8 +222,11 @@ def test_runs_side_by_side_give_the_figures_of_runs_one_at_a_time(monkeypatch, m
     assert os.path.exists(tmp_path / "two" / "logs" / "standard_h4.log")
 
 
-def test_converged_scale_plans_early_stopping_from_a_schedule_without_a_step_count(tmp_path):
+def test_converged_scale_plans_early_stopping_from_a_schedule_without_a_step_count(tmp_path, capsys):
     written = studies.run(_options(tmp_path, experiment="lm_figure1", scale="small_converged", dry_run=True))
+    # The campaign's mean run (65.9 min) with two going at once: 18 x 65.9 / 2 minutes.
+    assert ("Expected time: about 593 minutes for 18 runs, 2 at a time on 2 CPU cores (65.9 min per run beside "
+            "another, measured at small_converged scale on lm_figure1's campaign") in capsys.readouterr().out
     plan_text = open(written["plan_sh"]).read()
     for flag in ("--early_stopping_patience=5", "--learning_rate_schedule=inverse_sqrt", "--num_train_steps=40000",
                  "--save_checkpoints_steps=400"):
