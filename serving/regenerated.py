@@ -61,7 +61,8 @@ def draw(spec, key, variable_shape):
     kind = spec["initializer"]
     value = seeded_values.seeded_tensor(spec["shape"], kind, spec.get(seeded_values.SCALE_FIELD.get(kind, "stddev")),
                                         key)
-    return tf.reshape(value, list(variable_shape))
+    # No reshape where the layouts agree: every op is a node the loader instantiates.
+    return value if list(spec["shape"]) == list(variable_shape) else tf.reshape(value, list(variable_shape))
 
 
 class _UnstoredCopy(resource_variable_ops.UninitializedVariable):
@@ -104,18 +105,12 @@ class RegeneratedWeight:
         self.expected = np.asarray(expected, np.uint8)
         self.variable = UnstoredVariable(value, trainable=False, name="regenerated/" + name)
 
-    def assign_drawn(self, key):
-        """The op that draws the weight with `key`, checks its fingerprint and assigns it (in a graph)."""
-        value = draw(self.spec, key, self.variable_shape)
-        # tf.debugging.Assert with string data alone is one op; assert_equal would add a conditional, two functions
-        # per weight for the loader to instantiate.
-        check = tf.debugging.Assert(tf.reduce_all(tf.equal(fingerprint(value), tf.constant(self.expected))), [
-            "The frozen weight %s (group %s), drawn from its seed at load, differs from the one exported: "
-            "this TensorFlow's random generator (%s) draws differently, and would serve another model. "
-            "Load the full export, or export again with this TensorFlow."
-            % (self.weight_name, self.group, seeded_values.GENERATOR)])
-        with tf.control_dependencies([check]):
-            return self.variable.assign(value, read_value=False)
+    def message(self):
+        """What the load fails with when this weight is drawn other than at export."""
+        return ("The frozen weight %s (group %s), drawn from its seed at load, differs from the one exported: "
+                "this TensorFlow's random generator (%s) draws differently, and would serve another model. "
+                "Load the full export, or export again with this TensorFlow."
+                % (self.weight_name, self.group, seeded_values.GENERATOR))
 
 
 class Regenerator(tf.saved_model.experimental.TrackableResource):
@@ -133,8 +128,18 @@ class Regenerator(tf.saved_model.experimental.TrackableResource):
         return tf.raw_ops.VarHandleOp(dtype=tf.bool, shape=[], shared_name=self._flag_name)
 
     def _initialize(self):
-        keys = self._keys.read_value()
-        assigned = [weight.assign_drawn(keys[index]) for index, weight in enumerate(self._weights)]
+        # Few nodes, whatever the number of weights (the loader imports and instantiates each): the keys unstacked
+        # once, the fingerprints compared in one op, one Assert naming every weight drawn otherwise. tf.debugging.Assert
+        # with string data alone is one op; assert_equal would add a conditional (two more functions to instantiate).
+        weights = self._weights
+        drawn = [draw(weight.spec, key, weight.variable_shape)
+                 for weight, key in zip(weights, tf.unstack(self._keys.read_value(), num=len(weights)))]
+        found = tf.concat([fingerprint(value) for value in drawn], axis=0)
+        differ = tf.reduce_any(tf.not_equal(found, np.concatenate([weight.expected for weight in weights])), axis=1)
+        check = tf.debugging.Assert(tf.logical_not(tf.reduce_any(differ)), [tf.strings.reduce_join(
+            tf.boolean_mask([weight.message() for weight in weights], differ), separator=" ")])
+        with tf.control_dependencies([check]):
+            assigned = [weight.variable.assign(value, read_value=False) for weight, value in zip(weights, drawn)]
         with tf.control_dependencies(assigned):
             return tf.raw_ops.AssignVariableOp(resource=self.resource_handle, value=tf.constant(True))
 
