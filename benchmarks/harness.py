@@ -1,10 +1,11 @@
-"""What the benchmarks share: their common flags, the machine record, contenders taking turns, the tables.
+"""What the benchmarks share: common flags, the machine record, contenders taking turns, the tables, training loops.
 
 Contenders take turns in one process (`interleave`) or in a child process each (`take_turns`, protocol:
 child.py); how, and how the figures are computed: docs/performance.md, section "Running the benchmarks".
 """
 
 import contextlib
+import dataclasses
 import importlib.util
 import itertools
 import json
@@ -35,6 +36,10 @@ BERT_SHAPE_FLAGS = dict(num_layers=(4, "Transformer layers."), hidden_size=(512,
                         num_heads=(8, "Attention heads N."), intermediate_size=(2048, "Feed-forward inner size."),
                         vocab_size=(30522, "Word embedding rows."), seq_length=(128, "Tokens per sequence."),
                         model_seed=(1, "Seed of the weights and the inputs."))
+QUICK_BERT_SHAPE = dict(num_layers=1, hidden_size=64, num_heads=2, intermediate_size=128, vocab_size=1000,
+                        seq_length=16)  # --quick's tiny BERT
+DTYPES = ("float32", "bfloat16")  # the --dtype values the training and inference benchmarks time
+PYTORCH = "pytorch"  # the name of the PyTorch peer's column
 
 
 def define_once(define, name, default, help_text, **kwargs):
@@ -56,6 +61,18 @@ def define_bert_shape_flags():
 def define_quick_flag():
     define_once(flags.DEFINE_bool, "quick", False, "Tiny config and 1 timed round: only checks that the script "
                 "runs; the figures mean nothing.")
+
+
+def define_list_flag(name, allowed, help_text):
+    """Defines a list flag of some of `allowed`, all of them by default; the error names the flag and them."""
+    flags.DEFINE_list(name, list(allowed), help_text)
+    flags.register_validator(name, lambda values: bool(values) and set(values) <= set(allowed),
+                             "--%s must be among %s." % (name, ", ".join(allowed)))
+
+
+def quick_note():
+    """What the timing line of a header ends with under --quick."""
+    return " [--quick: figures are meaningless]" if FLAGS.quick else ""
 
 
 def define_torch_python_flag():
@@ -164,6 +181,15 @@ def peer_command(torch_python, peer, dtype, spec):
     return [torch_python] + child_command(os.path.join(REPO_ROOT, "benchmarks/torch_peers.py"), peer, dtype, spec)[1:]
 
 
+def contender_commands(script, names, dtype, spec, torch_python=None, peer=None):
+    """{name: command line} of the contenders `names` of `script` (child_command), then of the PyTorch peer `peer`
+    (peer_command) as PYTORCH, given its interpreter."""
+    commands = {name: child_command(script, name, dtype, spec) for name in names}
+    if torch_python:
+        commands[PYTORCH] = peer_command(torch_python, peer, dtype, spec)
+    return commands
+
+
 def serve_child(build, classify=lambda error: None):
     """In a child process: builds the contender --bench_child names, `build(contender, dtype, spec)` -> (run_round,
     parameters), and serves its rounds (child.serve)."""
@@ -240,14 +266,41 @@ def take_turns(commands, warmup_rounds, timed_rounds, together_first=False, tole
     return results
 
 
-def progress_line(label, seconds, results, value_name="loss", extra=""):
-    """The line printed once a row's contenders have run: parameters, build time, mean value, spread of each."""
+def run_row(label, measure, *args, value_name="loss", extra="", agree=(), warning=""):
+    """Runs one row's contenders, measure(*args) -> {name: results} (take_turns'), and prints the line saying how long
+    it took and each contender's parameters, build time, mean value and spread; then `warning` if those of `agree`
+    that ran have different parameter counts. Returns the results."""
+    start = time.perf_counter()
+    results = measure(*args)
     ran = [name for name, result in results.items() if result.get("failure") is None]
-    return "  %s: timed in %.0f s; %sparameters %s; build %s; mean %s of the timed rounds %s; spread %s" % (
-        label, seconds, extra, ", ".join("%s %d" % (name, results[name]["params"]) for name in ran),
+    print("  %s: timed in %.0f s; %sparameters %s; build %s; mean %s of the timed rounds %s; spread %s" % (
+        label, time.perf_counter() - start, extra, ", ".join("%s %d" % (name, results[name]["params"]) for name in ran),
         ", ".join("%s %.0f s" % (name, results[name]["build_seconds"]) for name in ran), value_name,
         ", ".join("%s %.3f" % (name, statistics.mean(results[name]["values"])) for name in ran),
-        ", ".join("%s %s" % (name, spread(results[name]["seconds"])) for name in ran))
+        ", ".join("%s %s" % (name, spread(results[name]["seconds"])) for name in ran)), flush=True)
+    if len({results[name]["params"] for name in agree if name in ran}) > 1:
+        print(warning)
+    return results
+
+
+def main_of(build, title, lines, peer, run, classify=lambda error: None, peer_refused=None):
+    """The main of a benchmark whose contenders run in child processes; returns its exit status, 0.
+
+    With --bench_child, serves that contender (serve_child(build, classify)). Else prints the header: `title`,
+    `lines`, and which PyTorch peer (`peer`, a description) runs, or why none does (torch_interpreter's reason, or
+    `peer_refused` if given); then calls run(torch_python: the peer's interpreter or None), which measures and
+    prints, and returns the lines to print after an empty line, above the total time (None: none).
+    """
+    if FLAGS.bench_child:
+        return serve_child(build, classify)
+    torch_python, why_not = torch_interpreter(FLAGS.torch_python)
+    if torch_python and peer_refused:
+        torch_python, why_not = None, peer_refused
+    print_header(title, *lines, torch_line(torch_python, why_not, peer))
+    begin = time.perf_counter()
+    closing = run(torch_python) or []
+    print("\n".join([""] + list(closing) + ["total time: %.0f s" % (time.perf_counter() - begin)]))
+    return 0
 
 
 def throughput_table(first_column, rows, reference, peak_note=""):
@@ -275,6 +328,19 @@ def fastest(results, names):
     return min(names, key=lambda name: statistics.median(results[name]["seconds"]))
 
 
+def bert_settings(names, quick, **values):
+    """The spec of a BERT-shaped benchmark, a dict: the shape flags' values (BERT_SHAPE_FLAGS), the flags `names`',
+    then `values`; with --quick, QUICK_BERT_SHAPE and `quick` over them."""
+    s = dict({name: FLAGS[name].value for name in list(BERT_SHAPE_FLAGS) + list(names)}, **values)
+    return dict(s, **QUICK_BERT_SHAPE, **quick) if FLAGS.quick else s
+
+
+def bert_shape_text(s):
+    """The shape of the spec `s` (bert_settings'), as the headers print it."""
+    return ("layers=%(num_layers)d hidden=%(hidden_size)d heads=%(num_heads)d intermediate=%(intermediate_size)d "
+            "vocab=%(vocab_size)d seq=%(seq_length)d" % s)
+
+
 def bert_config(s):
     """The BertConfig of the shape flags in `s` (a settings dict)."""
     import modeling  # pylint: disable=import-outside-toplevel
@@ -297,6 +363,50 @@ def dtype_policy(dtype):
         yield
     finally:
         performance.set_mixed_precision_policy(tf.float32)
+
+
+def training_step(loss_of, variables, optimizer):
+    """step(batch) -> loss_of(batch), after one optimizer.apply_gradients of its gradients on `variables`."""
+    import tensorflow as tf  # pylint: disable=import-outside-toplevel
+
+    def step(batch):
+        with tf.GradientTape() as tape:
+            loss = loss_of(batch)
+        optimizer.apply_gradients(zip(tape.gradient(loss, variables), variables))
+        return loss
+
+    return step
+
+
+def training_round(loss_of, variables, optimizer, dataset, steps):
+    """The run_round of a plain Model Garden contender: one call of a tf.function that runs `steps` training_steps
+    on the next batches of `dataset` (the first batch first) -> their mean loss. Builds the optimizer first."""
+    import tensorflow as tf  # pylint: disable=import-outside-toplevel
+
+    optimizer.build(variables)
+    step, iterator = training_step(loss_of, variables, optimizer), iter(dataset)
+
+    @tf.function
+    def loop(num_steps):
+        total = 0.0
+        for _ in tf.range(num_steps):
+            total += step(next(iterator))
+        return total / tf.cast(num_steps, tf.float32)
+
+    num_steps = tf.constant(steps)
+    return lambda: float(loop(num_steps).numpy())
+
+
+def trainer_round(options, schedule, strategy, task, freezer, dataset):
+    """Our contender: the Trainer of the entry points on `task` reading `dataset` (from its first batch):
+    (run_round: one call of its compiled loop, options.iterations_per_loop steps -> their mean loss, parameters)."""
+    import tensorflow as tf  # pylint: disable=import-outside-toplevel
+    from training import trainer as trainer_lib  # pylint: disable=import-outside-toplevel
+
+    task = dataclasses.replace(task, make_dataset=lambda batch_size, context: dataset)
+    trainer = trainer_lib.Trainer(options, schedule, strategy, task, freezer)
+    loop, num_steps = trainer.make_loop(), tf.constant(options.iterations_per_loop)
+    return (lambda: float(loop(trainer.iterator, num_steps).numpy()[0])), trainer.model.count_params()
 
 
 def garden_encoder(config, initializer):

@@ -6,18 +6,17 @@ Usage, from the repository root:
 Contenders, shapes and how rounds are timed: docs/performance.md, section "Inference".
 """
 
+import functools
 import gc
 import os
 import sys
 import tempfile
-import time
 import types
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # pylint: disable=wrong-import-position
-from absl import app  # noqa: E402
-from absl import flags  # noqa: E402
+from absl import app, flags  # noqa: E402
 
 from benchmarks import child, harness  # noqa: E402  (harness first: it enables oneDNN before TensorFlow loads)
 import tensorflow as tf  # noqa: E402
@@ -30,8 +29,7 @@ from serving import export  # noqa: E402
 from training import inference, onednn  # noqa: E402
 
 FLAGS = flags.FLAGS
-OURS, TUNED, SAVEDMODEL, BASELINE, PYTORCH = "ours", "ours_tuned", "savedmodel", "baseline", "pytorch"
-DTYPES = ("float32", "bfloat16")
+OURS, TUNED, SAVEDMODEL, BASELINE, PYTORCH = "ours", "ours_tuned", "savedmodel", "baseline", harness.PYTORCH
 
 harness.define_bert_shape_flags()
 harness.define_torch_python_flag()
@@ -39,21 +37,15 @@ flags.DEFINE_integer("inference_batch_size", 32, "Sequences per forward call.", 
 flags.DEFINE_integer("forward_calls", 1, "Forward calls per timed round.", lower_bound=1)
 flags.DEFINE_integer("inference_warmup_rounds", 1, "Untimed rounds per contender (the first traces).", lower_bound=1)
 flags.DEFINE_integer("inference_timed_rounds", 7, "Timed rounds per contender.", lower_bound=1)
-flags.DEFINE_list("inference_dtypes", list(DTYPES), "Compute dtypes to time.")
-flags.register_validator("inference_dtypes", lambda values: set(values) <= set(DTYPES),
-                         "--inference_dtypes must be among float32, bfloat16.")
+harness.define_list_flag("inference_dtypes", harness.DTYPES, "Compute dtypes to time.")
 
-_SHAPE_FLAGS = ("num_layers", "hidden_size", "num_heads", "intermediate_size", "vocab_size", "seq_length",
-                "forward_calls", "model_seed")
-_QUICK = dict(num_layers=1, hidden_size=64, num_heads=2, intermediate_size=128, vocab_size=1000, seq_length=16,
-              batch_size=4, forward_calls=1, warmup_rounds=1, timed_rounds=1)
+_QUICK = dict(batch_size=4, forward_calls=1, warmup_rounds=1, timed_rounds=1)
 
 
 def _settings():
     """The flag values in effect (with --quick applied) as a dict: the children's spec."""
-    s = dict({name: FLAGS[name].value for name in _SHAPE_FLAGS}, batch_size=FLAGS.inference_batch_size,
-             warmup_rounds=FLAGS.inference_warmup_rounds, timed_rounds=FLAGS.inference_timed_rounds)
-    return dict(s, **_QUICK) if FLAGS.quick else s
+    return harness.bert_settings(["forward_calls"], _QUICK, batch_size=FLAGS.inference_batch_size,
+                                 warmup_rounds=FLAGS.inference_warmup_rounds, timed_rounds=FLAGS.inference_timed_rounds)
 
 
 def _inputs(s):
@@ -145,43 +137,35 @@ def contenders(torch_python):
 
 def measure(s, dtype, torch_python=None):
     """Runs the contenders of one dtype in turns, each in its own process: {name: results} (harness.take_turns)."""
-    commands = {name: harness.child_command(__file__, name, dtype, s) for name in contenders(None)}
-    if torch_python:
-        commands[PYTORCH] = harness.peer_command(torch_python, "encoder_forward", dtype, s)
+    commands = harness.contender_commands(__file__, contenders(None), dtype, s, torch_python, "encoder_forward")
     return harness.take_turns(commands, s["warmup_rounds"], s["timed_rounds"])
 
 
-def main(argv):
-    del argv  # Unused.
-    s = _settings()
-    if FLAGS.bench_child:
-        return harness.serve_child(build_contender)
-    torch_python, why_not = harness.torch_interpreter(FLAGS.torch_python)
-    names = contenders(torch_python)
-    harness.print_header(
-        "Inference benchmark: the encoder forward pass of extract_features / --do_predict (ours), the exported "
-        "SavedModel, Model Garden BertEncoderV2, PyTorch",
-        "config: layers=%(num_layers)d hidden=%(hidden_size)d heads=%(num_heads)d "
-        "intermediate=%(intermediate_size)d vocab=%(vocab_size)d seq=%(seq_length)d batch=%(batch_size)d" % s,
-        "timing: one child process per contender and dtype; %(warmup_rounds)d warm-up + %(timed_rounds)d timed "
-        "rounds of %(forward_calls)d forward call(s) each, taking turns" % s
-        + (" [--quick: figures are meaningless]" if FLAGS.quick else ""),
-        harness.torch_line(torch_python, why_not, "Hugging Face BertModel + torch.compile"))
-    begin = time.perf_counter()
-    rows, summaries = [], []
+def run(s, torch_python):
+    """Measures and prints the rows, one per dtype, and the table; returns the ratio lines to print last."""
+    names, rows, summaries = contenders(torch_python), [], []
     for dtype in FLAGS.inference_dtypes:
-        xla, start = inference.uses_xla("auto", dtype), time.perf_counter()
-        results = measure(s, dtype, torch_python)
+        xla = inference.uses_xla("auto", dtype)
         auto = "--inference_xla=auto compiles with XLA: %s (ours_tuned: %s); " % (("no", "yes"), ("yes", "no"))[xla]
-        print(harness.progress_line(dtype, time.perf_counter() - start, results, "first output", auto), flush=True)
+        results = harness.run_row(dtype, measure, s, dtype, torch_python, value_name="first output", extra=auto)
         rows.append((dtype, results, names, s["batch_size"] * s["forward_calls"]))
         paired = {name: harness.paired_ratio(results[name]["seconds"], results[OURS]["seconds"]) for name in names}
         summaries.append("%s: ours/peer, the lowest over the peers (%s): %.3f; default vs the other --inference_xla: "
                          "%.3f" % (dtype, ", ".join(names[3:]), min(paired[name] for name in names[3:]), paired[TUNED]))
     harness.throughput_table("dtype", rows, OURS, " (savedmodel's includes the model it exported)")
-    print("\n" + "\n".join(summaries))
-    print("total time: %.0f s" % (time.perf_counter() - begin))
-    return 0
+    return summaries
+
+
+def main(argv):
+    del argv  # Unused.
+    s = _settings()
+    return harness.main_of(
+        build_contender, "Inference benchmark: the encoder forward pass of extract_features / --do_predict (ours), "
+        "the exported SavedModel, Model Garden BertEncoderV2, PyTorch",
+        ["config: %s batch=%d" % (harness.bert_shape_text(s), s["batch_size"]),
+         "timing: one child process per contender and dtype; %(warmup_rounds)d warm-up + %(timed_rounds)d timed "
+         "rounds of %(forward_calls)d forward call(s) each, taking turns" % s + harness.quick_note()],
+        "Hugging Face BertModel + torch.compile", functools.partial(run, s))
 
 
 if __name__ == "__main__":

@@ -11,13 +11,11 @@ import os
 import statistics
 import sys
 import tempfile
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # pylint: disable=wrong-import-position
-from absl import app  # noqa: E402
-from absl import flags  # noqa: E402
+from absl import app, flags  # noqa: E402
 
 from benchmarks import child, harness  # noqa: E402  (harness first: it enables oneDNN before TensorFlow loads)
 import numpy as np  # noqa: E402
@@ -31,27 +29,24 @@ from lm.config import LmConfig  # noqa: E402
 from lm.family import FAMILY  # noqa: E402
 from studies.lm import experiments  # noqa: E402
 from training import process  # noqa: E402
-from training import trainer as trainer_lib  # noqa: E402
 from training.training_options import Schedule, TrainingOptions  # noqa: E402
 
 FLAGS = flags.FLAGS
-OURS, OURS_XLA, MODEL_GARDEN, PYTORCH = "ours", "ours-xla", "model-garden", "pytorch"
-SHAPES, DTYPES = ("small", "paper"), ("float32", "bfloat16")
+OURS, OURS_XLA, MODEL_GARDEN, PYTORCH = "ours", "ours-xla", "model-garden", harness.PYTORCH
+CONTENDERS = (OURS, OURS_XLA, MODEL_GARDEN)  # and the PyTorch peer given its interpreter
+SHAPES = ("small", "paper")
 
 harness.define_quick_flag()
 harness.define_torch_python_flag()
-flags.DEFINE_list("lm_shape", list(SHAPES), "Shapes measured, one table each: small, paper (docs/performance.md).")
+harness.define_list_flag("lm_shape", SHAPES, "Shapes measured, one table each: small, paper (docs/performance.md).")
 flags.DEFINE_list("lm_heads", None, "Head counts h (d_p fixed by the shape). Default: the shape's.")
-flags.DEFINE_list("lm_dtypes", list(DTYPES), "--dtype values.")
+harness.define_list_flag("lm_dtypes", harness.DTYPES, "--dtype values.")
 flags.DEFINE_integer("lm_steps_per_round", None, "Steps per loop call. Default: the shape's (small 5, paper 2).",
                      lower_bound=1)
 flags.DEFINE_integer("lm_warmup_rounds", 2, "Untimed rounds per contender (the first one traces and compiles).",
                      lower_bound=1)
 flags.DEFINE_integer("lm_timed_rounds", 9, "Timed rounds per contender.", lower_bound=1)
 flags.DEFINE_integer("lm_seed", 1, "Seed of the weights and of the batches.")
-for _name, _allowed in (("lm_shape", SHAPES), ("lm_dtypes", DTYPES)):
-    flags.register_validator(_name, lambda values, allowed=_allowed: set(values) <= set(allowed),
-                             "--%s must be among %s." % (_name, ", ".join(_allowed)))
 
 # --quick: every shape becomes this tiny model (its head counts: the shape's first and last).
 _QUICK_MODEL = dict(num_hidden_layers=1, hidden_size=32, head_size=8, intermediate_size=64, vocab_size=100,
@@ -122,25 +117,22 @@ def round_tokens(spec, round_index):
 
 def build_ours(spec, dtype, jit_compile):
     """run_lm's step: returns (run one round -> mean loss, parameter count)."""
-    config, dataset = lm_config(spec), make_dataset(spec)
+    config = lm_config(spec)
     with harness.dtype_policy(dtype):
         options = TrainingOptions(
             output_dir=tempfile.mkdtemp(), train_batch_size=spec["batch_size"], learning_rate=spec["learning_rate"],
             iterations_per_loop=spec["steps_per_round"], save_checkpoints_steps=spec["num_train_steps"],
             random_seed=spec["seed"], dtype=dtype, jit_compile=jit_compile)
         strategy = process.prepare(options)  # As run_lm.py: seeds, dropout generators, policy.
-        task = dataclasses.replace(language_modeling.lm_task(None, config, None, None),
-                                   make_dataset=lambda batch_size, context: dataset)
         schedule = Schedule(spec["num_train_steps"], spec["num_warmup_steps"], "linear", config.hidden_size)
-        trainer = trainer_lib.Trainer(options, schedule, strategy, task, FAMILY.freezer(options, config))
-        loop = trainer.make_loop()
-    num_steps = tf.constant(spec["steps_per_round"])
-    return (lambda: float(loop(trainer.iterator, num_steps).numpy()[0])), trainer.model.count_params()
+        task = language_modeling.lm_task(None, config, None, None)
+        return harness.trainer_round(options, schedule, strategy, task, FAMILY.freezer(options, config),
+                                     make_dataset(spec))
 
 
 def build_model_garden(spec, dtype):
     """The same network from plain Model Garden layers: returns (run one round -> mean loss, parameters)."""
-    config, dataset = lm_config(spec), make_dataset(spec)
+    config = lm_config(spec)
     tf_keras.utils.set_random_seed(spec["seed"])
     with harness.dtype_policy(dtype):
         initializer = tf_keras.initializers.TruncatedNormal(stddev=config.initializer_range)
@@ -157,7 +149,6 @@ def build_model_garden(spec, dtype):
         output_bias = tf.Variable(tf.zeros([config.vocab_size]))
         optimizer = tf_keras.optimizers.AdamW(learning_rate=spec["learning_rate"], weight_decay=0.01, epsilon=1e-6,
                                               global_clipnorm=1.0)
-        iterator = iter(dataset)
 
         def forward(batch, training=True):
             word = embedding(batch["input_ids"])
@@ -179,20 +170,8 @@ def build_model_garden(spec, dtype):
         variables = (embedding.trainable_variables + positions.trainable_variables
                      + [v for block in blocks for v in block.trainable_variables] + final_norm.trainable_variables
                      + [output_bias])
-        optimizer.build(variables)
-
-        @tf.function
-        def loop(num_steps):
-            total = 0.0
-            for _ in tf.range(num_steps):
-                with tf.GradientTape() as tape:
-                    loss = forward(next(iterator))
-                optimizer.apply_gradients(zip(tape.gradient(loss, variables), variables))
-                total += loss
-            return total / tf.cast(num_steps, tf.float32)
-
-    num_steps = tf.constant(spec["steps_per_round"])
-    return (lambda: float(loop(num_steps).numpy())), sum(int(np.prod(v.shape)) for v in variables)
+        run_round = harness.training_round(forward, variables, optimizer, make_dataset(spec), spec["steps_per_round"])
+    return run_round, sum(int(np.prod(v.shape)) for v in variables)
 
 
 def build_contender(contender, dtype, spec):
@@ -204,10 +183,8 @@ def build_contender(contender, dtype, spec):
 
 def measure(spec, dtype, rounds, torch_python=None):
     """Runs the contenders of one (dtype, h) in turns, each in its own process: {name: results} (harness.take_turns)."""
-    commands = {name: harness.child_command(__file__, name, dtype, spec) for name in (OURS, OURS_XLA, MODEL_GARDEN)}
-    if torch_python:
-        commands[PYTORCH] = harness.peer_command(torch_python, "lm_step", dtype, spec)
-    return harness.take_turns(commands, rounds["warmup"], rounds["timed"])
+    return harness.take_turns(harness.contender_commands(__file__, CONTENDERS, dtype, spec, torch_python, "lm_step"),
+                              rounds["warmup"], rounds["timed"])
 
 
 def run_shape(name, torch_python):
@@ -225,12 +202,10 @@ def run_shape(name, torch_python):
     rows, ratios, seconds_per_token = [], {}, {}
     for dtype in FLAGS.lm_dtypes:
         for h, spec in specs.items():
-            start = time.perf_counter()
-            results = measure(spec, dtype, rounds, torch_python)
+            results = harness.run_row("%s h=%d" % (dtype, h), measure, spec, dtype, rounds, torch_python,
+                                      agree=CONTENDERS + (PYTORCH,),
+                                      warning="  WARNING: the contenders have different parameter counts.")
             names = list(results)
-            print(harness.progress_line("%s h=%d" % (dtype, h), time.perf_counter() - start, results), flush=True)
-            if len({results[n]["params"] for n in names}) > 1:
-                print("  WARNING: the contenders have different parameter counts.")
             tokens = [round_tokens(spec, rounds["warmup"] + i) for i in range(rounds["timed"])]
             rate = {n: statistics.median(t / s for t, s in zip(tokens, results[n]["seconds"])) for n in names}
             ours = harness.fastest(results, (OURS, OURS_XLA))
@@ -258,24 +233,20 @@ def run_shape(name, torch_python):
         "; ".join("%s %.3f (h=%d)" % ((dtype,) + min(pairs)) for dtype, pairs in ratios.items()))))
 
 
-def main(argv):
-    del argv  # Unused.
-    if FLAGS.bench_child:
-        return harness.serve_child(build_contender)
-    torch_python, why_not = harness.torch_interpreter(FLAGS.torch_python)
-    harness.print_header(
-        "LM training step benchmark: run_lm.py's loop (%s, and %s with --jit_compile) vs plain Model Garden (%s) "
-        "and PyTorch (%s), tokens/s and peak memory" % (OURS, OURS_XLA, MODEL_GARDEN, PYTORCH),
-        "timing: one child process per contender, dtype and h; %s untimed + %s timed rounds of one loop call each, "
-        "taking turns%s" % (1 if FLAGS.quick else FLAGS.lm_warmup_rounds, 1 if FLAGS.quick else FLAGS.lm_timed_rounds,
-                            " [--quick: a tiny model, figures are meaningless]" if FLAGS.quick else ""),
-        harness.torch_line(torch_python, why_not, "torch.nn causal Transformer LM + torch.compile "
-                           "(benchmarks/torch_peers.py)"))
-    begin = time.perf_counter()
+def run_shapes(torch_python):
     for name in FLAGS.lm_shape:
         run_shape(name, torch_python)
-    print("\ntotal time: %.0f s" % (time.perf_counter() - begin))
-    return 0
+
+
+def main(argv):
+    del argv  # Unused.
+    return harness.main_of(
+        build_contender, "LM training step benchmark: run_lm.py's loop (%s, and %s with --jit_compile) vs plain Model "
+        "Garden (%s) and PyTorch (%s), tokens/s and peak memory" % (OURS, OURS_XLA, MODEL_GARDEN, PYTORCH),
+        ["timing: one child process per contender, dtype and h; %s untimed + %s timed rounds of one loop call each, "
+         "taking turns%s" % (1 if FLAGS.quick else FLAGS.lm_warmup_rounds, 1 if FLAGS.quick else FLAGS.lm_timed_rounds,
+                             " [--quick: a tiny model, figures are meaningless]" if FLAGS.quick else "")],
+        "torch.nn causal Transformer LM + torch.compile (benchmarks/torch_peers.py)", run_shapes)
 
 
 if __name__ == "__main__":

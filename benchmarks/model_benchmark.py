@@ -22,16 +22,13 @@ flags.DEFINE_integer("head_size", None, "Also time our model with this fixed hea
                      lower_bound=1)
 flags.DEFINE_integer("warmup_steps", 3, "Untimed steps per model and mode (the first traces).", lower_bound=1)
 flags.DEFINE_integer("timed_steps", 10, "Timed steps per model and mode.", lower_bound=1)
-flags.DEFINE_list("dtypes", ["float32", "mixed_bfloat16"], "Keras policies (mixed_float16 would need loss scaling).")
-flags.DEFINE_list("modes", ["forward", "train"], "What to time: forward, train.")
-for _name, _allowed in (("dtypes", ("float32", "mixed_bfloat16")), ("modes", ("forward", "train"))):
-    flags.register_validator(_name, lambda values, allowed=_allowed: values and set(values) <= set(allowed),
-                             "--%s must be some of %s." % (_name, ", ".join(_allowed)))
+harness.define_list_flag("dtypes", ("float32", "mixed_bfloat16"), "Keras policies (mixed_float16 would need loss "
+                         "scaling).")
+harness.define_list_flag("modes", ("forward", "train"), "What to time: forward, train.")
 flags.DEFINE_enum("optimizer", "adam", ["adam", "sgd"], "tf_keras optimizer of the train step.")
 flags.DEFINE_bool("jit_compile", False, "Compile the step functions with XLA.")
 
-QUICK = dict(num_layers=1, hidden_size=64, num_heads=2, intermediate_size=128, vocab_size=1000, seq_length=16,
-             batch_size=4, timed_steps=2)
+_FLAGS = ("batch_size", "head_size", "warmup_steps", "timed_steps", "optimizer", "jit_compile")
 OURS, GARDEN = "ours", "BertEncoderV2"
 INPUT_NAMES = {OURS: ("input_ids", "input_mask", "token_type_ids"),
                GARDEN: ("input_word_ids", "input_mask", "input_type_ids")}
@@ -51,24 +48,17 @@ def make_step(model, mode, s):
         return tf.function(lambda inputs: loss(inputs, False), jit_compile=s["jit_compile"])
     optimizer = (tf_keras.optimizers.Adam(learning_rate=1e-4) if s["optimizer"] == "adam"
                  else tf_keras.optimizers.SGD(learning_rate=1e-3))  # A fresh one per model.
-
-    def train(inputs):
-        with tf.GradientTape() as tape:
-            value = loss(inputs, True)
-        optimizer.apply_gradients(zip(tape.gradient(value, model.trainable_variables), model.trainable_variables))
-        return value
-    return tf.function(train, jit_compile=s["jit_compile"])
+    step = harness.training_step(lambda inputs: loss(inputs, True), model.trainable_variables, optimizer)
+    return tf.function(step, jit_compile=s["jit_compile"])
 
 
 def main(_):
-    s = dict(FLAGS.flag_values_dict(), **(QUICK if FLAGS.quick else {}))
+    s = harness.bert_settings(_FLAGS, dict(batch_size=4, timed_steps=2))
     harness.print_header(
         "Model benchmark: modeling.BertModel (%s) vs official.nlp.modeling.networks.%s" % (OURS, GARDEN),
-        "config: layers=%(num_layers)d hidden=%(hidden_size)d heads=%(num_heads)d intermediate=%(intermediate_size)d "
-        "vocab=%(vocab_size)d seq=%(seq_length)d batch=%(batch_size)d head_size=%(head_size)s" % s,
+        "config: %s batch=%d head_size=%s" % (harness.bert_shape_text(s), s["batch_size"], s["head_size"]),
         "timing: %(warmup_steps)d warm-up + %(timed_steps)d timed steps per model, alternating; "
-        "optimizer=%(optimizer)s; tf.function(jit_compile=%(jit_compile)s)" % s
-        + (" [--quick: figures are meaningless]" if FLAGS.quick else ""))
+        "optimizer=%(optimizer)s; tf.function(jit_compile=%(jit_compile)s)" % s + harness.quick_note())
     import tensorflow as tf  # pylint: disable=import-outside-toplevel
     import tf_keras  # pylint: disable=import-outside-toplevel
 

@@ -13,14 +13,12 @@ import re
 import statistics
 import sys
 import tempfile
-import time
 import types
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # pylint: disable=wrong-import-position
-from absl import app  # noqa: E402
-from absl import flags  # noqa: E402
+from absl import app, flags  # noqa: E402
 
 from benchmarks import child, harness  # noqa: E402  (harness first: it enables oneDNN before TensorFlow loads)
 import tensorflow as tf  # noqa: E402
@@ -34,12 +32,11 @@ from nmt.config import NmtConfig  # noqa: E402
 from nmt.family import FAMILY  # noqa: E402
 from studies.freezing_nmt import experiments  # noqa: E402
 from training import distribution  # noqa: E402
-from training import trainer as trainer_lib  # noqa: E402
 from training.presets import apply_preset  # noqa: E402
 from training.training_options import Schedule  # noqa: E402
 
 FLAGS = flags.FLAGS
-OURS, OURS_XLA, MODEL_GARDEN, PYTORCH = "ours", "ours-xla", "model-garden", "pytorch"
+OURS, OURS_XLA, MODEL_GARDEN, PYTORCH = "ours", "ours-xla", "model-garden", harness.PYTORCH
 ALL, PEERS = (OURS, OURS_XLA, MODEL_GARDEN, PYTORCH), (MODEL_GARDEN, PYTORCH)
 CONTENDERS = {"train": (OURS, OURS_XLA, MODEL_GARDEN), "decode": (OURS, MODEL_GARDEN)}
 UNITS = {"train": "tgt tok/s", "decode": "sent/s"}
@@ -58,9 +55,9 @@ _QUICK_MODEL = dict(vocab_size=100, hidden_size=32, num_encoder_layers=1, num_de
 _PRESETS = {"small": "transformer-tiny", "base": "transformer-base"}
 
 harness.define_torch_python_flag()
-flags.DEFINE_list("nmt_shape", list(SHAPES), "small, base or both (one table each, in this order).")
-flags.DEFINE_list("nmt_dtypes", ["float32", "bfloat16"], "--dtype values.")
-flags.DEFINE_list("nmt_parts", list(UNITS), "What is measured: train, decode or both.")
+harness.define_list_flag("nmt_shape", SHAPES, "small, base or both (one table each, in this order).")
+harness.define_list_flag("nmt_dtypes", harness.DTYPES, "--dtype values.")
+harness.define_list_flag("nmt_parts", UNITS, "What is measured: train, decode or both.")
 flags.DEFINE_bool("nmt_norm_first", False, "Pre-norm instead of the presets' post-norm, in the TensorFlow "
                   "contenders (each stack then ends in a LayerNorm); the PyTorch peer (post-norm only) is skipped.")
 flags.DEFINE_integer("nmt_steps_per_round", None, "Steps per loop call; default small 10, base 2.", lower_bound=1)
@@ -68,9 +65,6 @@ flags.DEFINE_integer("nmt_warmup_rounds", None, "Untimed rounds per contender; d
 flags.DEFINE_integer("nmt_timed_rounds", None, "Timed rounds per contender; default small 7, base 3.", lower_bound=1)
 flags.DEFINE_bool("nmt_quick", False, "A tiny model and batch, one warm-up and one timed round: checks that the "
                   "script runs; the figures mean nothing.")
-for _name, _allowed in (("nmt_shape", SHAPES), ("nmt_dtypes", ("float32", "bfloat16")), ("nmt_parts", UNITS)):
-    flags.register_validator(_name, lambda values, allowed=tuple(_allowed): set(values) <= set(allowed),
-                             "--%s must be among %s." % (_name, ", ".join(_allowed)))
 
 
 def nmt_config(shape, quick, norm_first=False):
@@ -111,24 +105,21 @@ def nmt_options(s, dtype, jit_compile=False):
 
 
 def build_ours(config, options, s, dataset, source_ids):
-    """run_translation's compiled training loop, or its Translator's compiled beam search: (run, model)."""
+    """run_translation's compiled training loop, or its Translator's compiled beam search: (run, parameters)."""
     if s["part"] == "decode":
         model = FAMILY.build_model(config)
         vocabulary = types.SimpleNamespace(bos_id=child.BOS_ID, eos_id=NO_EOS, processor=lambda: None)
         translate = translation.Translator(model, vocabulary, options)._translate  # pylint: disable=protected-access
-        return lambda: _decoded_length(translate(source_ids).numpy(), True, options, "ours"), model
-    task = dataclasses.replace(translation.translation_task(options, config, None, None, {}),
-                               make_dataset=lambda batch, context: dataset)
+        return lambda: _decoded_length(translate(source_ids).numpy(), True, options, "ours"), model.count_params()
     schedule = Schedule(options.num_train_steps, options.num_warmup_steps, options.learning_rate_schedule,
                         config.hidden_size, options.adam_beta2)
-    trainer = trainer_lib.Trainer(options, schedule, distribution.get_strategy(options), task,
-                                  FAMILY.freezer(options, config))
-    loop, num_steps = trainer.make_loop(), tf.constant(s["steps_per_round"])
-    return lambda: float(loop(trainer.iterator, num_steps).numpy()[0]), trainer.model
+    task = translation.translation_task(options, config, None, None, {})
+    return harness.trainer_round(options, schedule, distribution.get_strategy(options), task,
+                                 FAMILY.freezer(options, config), dataset)
 
 
 def build_model_garden(config, options, s, dataset, source_ids):
-    """Seq2SeqTransformer (attention biases, eos never emitted): its training loop or its beam search: (run, model)."""
+    """Seq2SeqTransformer (attention biases, eos never emitted): (run its training loop or beam search, parameters)."""
     def stack(cls, layers):
         return cls(num_layers=layers, num_attention_heads=config.num_attention_heads,
                    intermediate_size=config.intermediate_size, activation=config.hidden_act,
@@ -151,24 +142,12 @@ def build_model_garden(config, options, s, dataset, source_ids):
     if s["part"] == "decode":
         translate = tf.function(lambda ids: model(dict(inputs=ids))["outputs"],
                                 input_signature=[tf.TensorSpec([None, None], tf.int32)])  # ours' signature
-        return lambda: _decoded_length(translate(source_ids).numpy(), False, options, "Model Garden"), model
+        return (lambda: _decoded_length(translate(source_ids).numpy(), False, options, "Model Garden"),
+                model.count_params())
     optimizer = tf_keras.optimizers.Adam(learning_rate=options.learning_rate, beta_1=0.9, beta_2=options.adam_beta2,
                                          epsilon=1e-9)
-    variables, iterator = model.trainable_variables, iter(dataset)
-    optimizer.build(variables)
-
-    @tf.function
-    def loop(num_steps):
-        total = 0.0
-        for _ in tf.range(num_steps):
-            with tf.GradientTape() as tape:
-                loss = loss_of(next(iterator))
-            optimizer.apply_gradients(zip(tape.gradient(loss, variables), variables))
-            total += loss
-        return total / tf.cast(num_steps, tf.float32)
-
-    num_steps = tf.constant(s["steps_per_round"])
-    return lambda: float(loop(num_steps).numpy()), model
+    return (harness.training_round(loss_of, model.trainable_variables, optimizer, dataset, s["steps_per_round"]),
+            model.count_params())
 
 
 def _decoded_length(ids, with_bos, options, name):
@@ -210,16 +189,13 @@ def build_contender(contender, dtype, s):
     dataset = tf.data.Dataset.from_tensor_slices(batches).repeat().prefetch(1)  # the same batches in every contender
     source_ids = tf.constant(child.decode_sources(SEED, config.vocab_size, s["decode_batch"], s["source"]))
     build = build_model_garden if contender == MODEL_GARDEN else build_ours
-    run, model = build(config, nmt_options(s, dtype, jit_compile=contender == OURS_XLA), s, dataset, source_ids)
-    return run, model.count_params()
+    return build(config, nmt_options(s, dtype, jit_compile=contender == OURS_XLA), s, dataset, source_ids)
 
 
 def measure(s, part, dtype, torch_python=None):
     """Runs a row's contenders in turns, the first round all at once, a failing one dropping out (take_turns)."""
-    spec = dict(s, part=part)
-    commands = {name: harness.child_command(__file__, name, dtype, spec) for name in CONTENDERS[part]}
-    if torch_python:
-        commands[PYTORCH] = harness.peer_command(torch_python, "translation_step", dtype, spec)
+    commands = harness.contender_commands(__file__, CONTENDERS[part], dtype, dict(s, part=part), torch_python,
+                                          "translation_step")
     return harness.take_turns(commands, s["warmup_rounds"], s["timed_rounds"], together_first=True, tolerate=True)
 
 
@@ -262,10 +238,8 @@ def run_shape(shape, torch_python):
     rows, notes, lowest, ours_failed = [], [], [], []
     for dtype in FLAGS.nmt_dtypes:
         for part in FLAGS.nmt_parts:
-            start = time.perf_counter()
-            results = measure(s, part, dtype, torch_python)
-            print(harness.progress_line("%s %s" % (dtype, part), time.perf_counter() - start, results,
-                                        "loss" if part == "train" else "decoded length"), flush=True)
+            results = harness.run_row("%s %s" % (dtype, part), measure, s, part, dtype, torch_python,
+                                      value_name="loss" if part == "train" else "decoded length")
             row, ours, ratios, peer = table_row(part, dtype, results, per_round[part], all_names)
             rows.append(row)
             if ours is None:
@@ -289,23 +263,18 @@ def run_shape(shape, torch_python):
         "; ours failed in: %s" % ", ".join(ours_failed) if ours_failed else ""), flush=True)
 
 
-def main(argv):
-    del argv  # Unused.
-    if FLAGS.bench_child:
-        return harness.serve_child(build_contender, classify)
-    torch_python, why_not = harness.torch_interpreter(FLAGS.torch_python)
-    if torch_python and FLAGS.nmt_norm_first:
-        torch_python, why_not = None, "MarianMTModel is post-norm only (--nmt_norm_first)"
-    harness.print_header(
-        "NMT throughput: run_translation.py's step and beam search (ours, ours-xla) vs Model Garden's "
-        "Seq2SeqTransformer and Hugging Face's MarianMTModel",
-        harness.torch_line(torch_python, why_not, "Hugging Face MarianMTModel + torch.compile (training), generate "
-                           "(decoding)"))
-    begin = time.perf_counter()
+def run_shapes(torch_python):
     for shape in FLAGS.nmt_shape:
         run_shape(shape, torch_python)
-    print("\ntotal time: %.0f s" % (time.perf_counter() - begin))
-    return 0
+
+
+def main(argv):
+    del argv  # Unused.
+    return harness.main_of(
+        build_contender, "NMT throughput: run_translation.py's step and beam search (ours, ours-xla) vs Model Garden's "
+        "Seq2SeqTransformer and Hugging Face's MarianMTModel", [],
+        "Hugging Face MarianMTModel + torch.compile (training), generate (decoding)", run_shapes, classify,
+        peer_refused="MarianMTModel is post-norm only (--nmt_norm_first)" if FLAGS.nmt_norm_first else None)
 
 
 if __name__ == "__main__":

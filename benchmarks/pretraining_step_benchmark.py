@@ -6,17 +6,15 @@ Usage, from the repository root:
 Contenders, shapes and how rounds are timed: docs/performance.md, section "Pre-training step".
 """
 
-import dataclasses
+import functools
 import os
 import sys
 import tempfile
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # pylint: disable=wrong-import-position
-from absl import app  # noqa: E402
-from absl import flags  # noqa: E402
+from absl import app, flags  # noqa: E402
 
 from benchmarks import child, harness  # noqa: E402  (harness first: it enables oneDNN before TensorFlow loads)
 import tensorflow as tf  # noqa: E402
@@ -28,12 +26,10 @@ from modeling import pretraining  # noqa: E402
 from modeling.family import FAMILY  # noqa: E402
 from studies.bert_tables import experiments, scales  # noqa: E402
 from training import distribution  # noqa: E402
-from training import trainer as trainer_lib  # noqa: E402
 from training.training_options import Schedule, TrainingOptions  # noqa: E402
 
 FLAGS = flags.FLAGS
-OURS, OURS_XLA, BASELINE, PYTORCH = "ours", "ours-xla", "baseline", "pytorch"
-DTYPES = ("float32", "bfloat16")  # float16 would need loss scaling in the baseline.
+OURS, OURS_XLA, BASELINE, PYTORCH = "ours", "ours-xla", "baseline", harness.PYTORCH
 
 harness.define_bert_shape_flags()
 harness.define_torch_python_flag()
@@ -45,14 +41,11 @@ flags.DEFINE_enum("shape", "default", ["default", "table2b_small"], "default: th
                   "Table 2B's standard-head-size row at --scale=small (shape flags given on the command line win).")
 flags.DEFINE_integer("warmup_rounds", 2, "Untimed rounds per contender (the first traces the loop).", lower_bound=1)
 flags.DEFINE_integer("timed_rounds", 9, "Timed rounds per contender.", lower_bound=1)
-flags.DEFINE_list("train_dtypes", list(DTYPES), "--dtype values of run_pretraining.")
-flags.register_validator("train_dtypes", lambda values: set(values) <= set(DTYPES),
-                         "--train_dtypes must be among float32, bfloat16.")
+# float16 would need loss scaling in the baseline.
+harness.define_list_flag("train_dtypes", harness.DTYPES, "--dtype values of run_pretraining.")
 
-_SHAPE_FLAGS = ("num_layers", "hidden_size", "num_heads", "intermediate_size", "vocab_size", "seq_length",
-                "max_predictions_per_seq", "train_batch_size", "steps_per_round", "model_seed")
-_QUICK = dict(num_layers=1, hidden_size=64, num_heads=2, intermediate_size=128, vocab_size=1000, seq_length=16,
-              max_predictions_per_seq=4, train_batch_size=4, steps_per_round=2, warmup_rounds=1, timed_rounds=1)
+_FLAGS = ("max_predictions_per_seq", "train_batch_size", "steps_per_round", "warmup_rounds", "timed_rounds")
+_QUICK = dict(max_predictions_per_seq=4, train_batch_size=4, steps_per_round=2, warmup_rounds=1, timed_rounds=1)
 _LEARNING_RATE, _NUM_TRAIN_STEPS, _NUM_WARMUP_STEPS = 1e-4, 100000, 10000
 
 
@@ -71,10 +64,9 @@ def table2b_small_shape():
 
 def _settings():
     """The flag values in effect (with --shape and --quick applied) as a dict: the children's spec."""
-    s = {name: FLAGS[name].value for name in _SHAPE_FLAGS + ("warmup_rounds", "timed_rounds")}
-    if FLAGS.shape == "table2b_small":
-        s.update({name: value for name, value in table2b_small_shape().items() if not FLAGS[name].present})
-    return dict(s, **_QUICK) if FLAGS.quick else s
+    shape = table2b_small_shape() if FLAGS.shape == "table2b_small" else {}
+    given = {name: value for name, value in shape.items() if not FLAGS[name].present}  # the command line's win
+    return harness.bert_settings(_FLAGS, _QUICK, **given)
 
 
 def make_dataset(s):
@@ -85,24 +77,20 @@ def make_dataset(s):
 
 
 def build_ours(s, dtype, jit_compile):
-    """run_pretraining's step (jit_compile: --jit_compile) on an in-memory dataset: returns (loop, model)."""
-    dataset = make_dataset(s)
+    """run_pretraining's step (jit_compile: --jit_compile) on an in-memory dataset: (run one round, parameters)."""
     with harness.dtype_policy(dtype):
         config = harness.bert_config(s)
-        task = dataclasses.replace(pretraining.pretraining_task(None, config, []),
-                                   make_dataset=lambda batch_size, context: dataset)
         options = TrainingOptions(
             output_dir=tempfile.mkdtemp(), train_batch_size=s["train_batch_size"], learning_rate=_LEARNING_RATE,
             save_checkpoints_steps=_NUM_TRAIN_STEPS, iterations_per_loop=s["steps_per_round"],
             random_seed=s["model_seed"], dtype=dtype, jit_compile=jit_compile)
-        trainer = trainer_lib.Trainer(options, Schedule(_NUM_TRAIN_STEPS, _NUM_WARMUP_STEPS),
-                                      distribution.get_strategy(options), task, FAMILY.freezer(options, config))
-        loop = trainer.make_loop()
-    return (lambda iterator, num_steps: loop(iterator, num_steps)[0]), trainer.model
+        return harness.trainer_round(options, Schedule(_NUM_TRAIN_STEPS, _NUM_WARMUP_STEPS),
+                                     distribution.get_strategy(options), pretraining.pretraining_task(None, config, []),
+                                     FAMILY.freezer(options, config), make_dataset(s))
 
 
 def build_baseline(s, dtype):
-    """A plain Model Garden step at the same shapes: returns (loop, model)."""
+    """A plain Model Garden step at the same shapes: (run one round, parameters)."""
     with harness.dtype_policy(dtype):
         config = harness.bert_config(s)
         initializer = tf_keras.initializers.TruncatedNormal(stddev=config.initializer_range)
@@ -127,8 +115,6 @@ def build_baseline(s, dtype):
     optimizer = tf_keras.optimizers.AdamW(learning_rate=schedule, weight_decay=0.01, beta_1=0.9, beta_2=0.999,
                                           epsilon=1e-6, global_clipnorm=1.0)
     optimizer.exclude_from_weight_decay(var_names=["LayerNorm", "layer_norm", "bias"])
-    variables = model.trainable_variables
-    optimizer.build(variables)
 
     def loss_of(batch):
         outputs = model(dict(input_word_ids=batch["input_ids"], input_mask=batch["input_mask"],
@@ -142,34 +128,15 @@ def build_baseline(s, dtype):
             tf.nn.sparse_softmax_cross_entropy_with_logits(labels=tf.reshape(batch["next_sentence_labels"], [-1]),
                                                            logits=tf.cast(outputs["next_sentence_logits"], tf.float32)))
 
-    @tf.function
-    def loop(iterator, num_steps):
-        total = 0.0
-        for _ in tf.range(num_steps):
-            with tf.GradientTape() as tape:
-                loss = loss_of(next(iterator))
-            optimizer.apply_gradients(zip(tape.gradient(loss, variables), variables))
-            total += loss
-        return total / tf.cast(num_steps, tf.float32)
-
-    return loop, model
+    return (harness.training_round(loss_of, model.trainable_variables, optimizer, make_dataset(s),
+                                   s["steps_per_round"]), model.count_params())
 
 
 def build_contender(contender, dtype, s):
     """In a child process: (run one loop call -> its mean loss, parameters)."""
     if contender == BASELINE:
-        loop, model = build_baseline(s, dtype)
-    else:
-        loop, model = build_ours(s, dtype, jit_compile=contender == OURS_XLA)
-    iterator, num_steps = iter(make_dataset(s)), tf.constant(s["steps_per_round"])
-    return (lambda: float(loop(iterator, num_steps))), model.count_params()  # float() waits.
-
-
-def child_command(s, contender, dtype, torch_python=None):
-    """The command line of one contender's child process."""
-    if contender == PYTORCH:
-        return harness.peer_command(torch_python, "pretraining_step", dtype, s)
-    return harness.child_command(__file__, contender, dtype, s)
+        return build_baseline(s, dtype)
+    return build_ours(s, dtype, jit_compile=contender == OURS_XLA)
 
 
 def contenders(torch_python):
@@ -177,48 +144,43 @@ def contenders(torch_python):
     return (OURS, OURS_XLA, BASELINE) + ((PYTORCH,) if torch_python else ())
 
 
+def commands(s, dtype, torch_python=None):
+    """{name: the command line of its child process} of the contenders (the PyTorch peer given its interpreter)."""
+    return harness.contender_commands(__file__, contenders(None), dtype, s, torch_python, "pretraining_step")
+
+
 def measure(s, dtype, torch_python=None):
     """Runs the contenders of one dtype in turns, each in its own process: {name: results} (harness.take_turns)."""
-    commands = {name: child_command(s, name, dtype, torch_python) for name in contenders(torch_python)}
-    return harness.take_turns(commands, s["warmup_rounds"], s["timed_rounds"])
+    return harness.take_turns(commands(s, dtype, torch_python), s["warmup_rounds"], s["timed_rounds"])
 
 
-def main(argv):
-    del argv  # Unused.
-    s = _settings()
-    if FLAGS.bench_child:
-        return harness.serve_child(build_contender)
-    torch_python, why_not = harness.torch_interpreter(FLAGS.torch_python)
-    names = contenders(torch_python)
-    harness.print_header(
-        "Pre-training step benchmark: run_pretraining's loop (%s, and %s with --jit_compile) vs Model Garden "
-        "BertEncoderV2 + MaskedLM + NSP head (%s)" % (OURS, OURS_XLA, BASELINE),
-        "shape %s%s: " % (FLAGS.shape, " [--quick: tiny]" if FLAGS.quick else "")
-        + "layers=%(num_layers)d hidden=%(hidden_size)d heads=%(num_heads)d intermediate=%(intermediate_size)d "
-        "vocab=%(vocab_size)d seq=%(seq_length)d max_predictions=%(max_predictions_per_seq)d "
-        "batch=%(train_batch_size)d" % s,
-        "timing: one child process per contender and dtype; %(warmup_rounds)d warm-up + %(timed_rounds)d timed "
-        "rounds of %(steps_per_round)d steps (one loop call) each, taking turns" % s
-        + (" [--quick: figures are meaningless]" if FLAGS.quick else ""),
-        harness.torch_line(torch_python, why_not, "Hugging Face BertForPreTraining + torch.compile"))
-    begin = time.perf_counter()
-    rows, ratios = [], []
+def run(s, torch_python):
+    """Measures and prints the rows, one per dtype, and the table; returns the line of the ratios to print last."""
+    names, rows, ratios = contenders(torch_python), [], []
     for dtype in FLAGS.train_dtypes:
-        start = time.perf_counter()
-        results = measure(s, dtype, torch_python)
-        print(harness.progress_line(dtype, time.perf_counter() - start, results), flush=True)
-        if len({results[name]["params"] for name in names[:3]}) > 1:
-            print("WARNING: ours, ours-xla and the baseline have different parameter counts.")
+        results = harness.run_row(dtype, measure, s, dtype, torch_python, agree=names[:3],
+                                  warning="WARNING: ours, ours-xla and the baseline have different parameter counts.")
         rows.append((dtype, results, names, s["train_batch_size"] * s["steps_per_round"]))
         ours = harness.fastest(results, (OURS, OURS_XLA))
         ratio, peer = min((harness.paired_ratio(results[peer]["seconds"], results[ours]["seconds"]), peer)
                           for peer in names[2:])
         ratios.append("%s: %s/%s %.3f" % (dtype, ours, peer, ratio))
     harness.throughput_table("dtype", rows, OURS)
-    print("\nthe better of ours and ours-xla against the best peer measured (%s): %s" % (
-        ", ".join(names[2:]), "; ".join(ratios)))
-    print("total time: %.0f s" % (time.perf_counter() - begin))
-    return 0
+    return ["the better of ours and ours-xla against the best peer measured (%s): %s" % (
+        ", ".join(names[2:]), "; ".join(ratios))]
+
+
+def main(argv):
+    del argv  # Unused.
+    s = _settings()
+    return harness.main_of(
+        build_contender, "Pre-training step benchmark: run_pretraining's loop (%s, and %s with --jit_compile) vs "
+        "Model Garden BertEncoderV2 + MaskedLM + NSP head (%s)" % (OURS, OURS_XLA, BASELINE),
+        ["shape %s%s: " % (FLAGS.shape, " [--quick: tiny]" if FLAGS.quick else "") + harness.bert_shape_text(s)
+         + " max_predictions=%(max_predictions_per_seq)d batch=%(train_batch_size)d" % s,
+         "timing: one child process per contender and dtype; %(warmup_rounds)d warm-up + %(timed_rounds)d timed "
+         "rounds of %(steps_per_round)d steps (one loop call) each, taking turns" % s + harness.quick_note()],
+        "Hugging Face BertForPreTraining + torch.compile", functools.partial(run, s))
 
 
 if __name__ == "__main__":

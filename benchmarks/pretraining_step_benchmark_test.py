@@ -44,10 +44,10 @@ def test_table2b_small_shape_is_the_standard_head_size_row_at_small_scale():
 def test_children_get_the_shape_and_the_contender():
     with flagsaver.flagsaver(quick=False, shape="table2b_small"):
         settings = pretraining_step_benchmark._settings()
-    command = pretraining_step_benchmark.child_command(settings, "ours-xla", "bfloat16")
+    command = pretraining_step_benchmark.commands(settings, "bfloat16")["ours-xla"]
     assert command[1].endswith("pretraining_step_benchmark.py") and command[2].startswith(child.FLAG)
     assert child.request(command) == ("ours-xla", "bfloat16", settings)
-    torch_command = pretraining_step_benchmark.child_command(settings, "pytorch", "float32", "/fake/python")
+    torch_command = pretraining_step_benchmark.commands(settings, "float32", "/fake/python")["pytorch"]
     assert torch_command[0] == "/fake/python" and torch_command[1].endswith("torch_peers.py")
     assert json.loads(torch_command[2][len(child.FLAG):])["contender"] == "pretraining_step"
     assert pretraining_step_benchmark.contenders(None) == ("ours", "ours-xla", "baseline")

@@ -7,6 +7,7 @@ Contenders, corpus, vocab and how passes are timed: docs/performance.md, section
 
 import collections
 import itertools
+import json
 import os
 import random
 import sys
@@ -15,8 +16,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from absl import app  # noqa: E402
-from absl import flags  # noqa: E402
+from absl import app, flags  # noqa: E402
 
 from benchmarks import harness  # noqa: E402
 
@@ -36,44 +36,14 @@ flags.DEFINE_string("tokenization_vocab_file", None, "A vocab to use instead of 
 flags.DEFINE_integer("repeats", 7, "Timed passes per path, alternating; the median counts.", lower_bound=1)
 
 _RESERVED_TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
-# The most frequent English words, roughly in frequency order.
-_COMMON_WORDS = """
-the of and to a in is that for it as was with be by on not he this are or his from at which but have an they you were
-her she there one all we their has been if more when will would who so no can its also into out time only new some could
-these two may first then do any like other my than our up about what over such them him people made after most many
-before must through back years where much your way well down should because each just those state how too little good
-very make world still own see men work long get here between both life being under never day same another know while
-last might us great old year off come since against go came right used take three states himself few house use during
-without again place american around however home small found thought went say part once general high upon school every
-united left number course war until always away something fact though water less public put think almost hand enough
-far took head yet government system better set told nothing night end why called didn't eyes find going look asked
-later knew point next city business give group toward young days let room president side social given present several
-order national second possible rather per face among form important often things looking early white case john become
-large big need four within felt along children saw best church ever least power development light thing seemed family
-interest want members mind country area others done turned although open problem
-""".split()
-# Pieces of the long tail: prefix + root + suffix words that WordPiece splits.
-_PREFIXES = ["", "", "", "", "un", "re", "pre", "dis", "inter", "over", "mis", "sub", "counter"]
-_ROOTS = """
-form struct port act nation develop govern consider measure compute translate organ function relate produce mark view
-present cover connect spect direct inform employ establish power mov record settle print bound press construct determin
-transport manag industri commun electr magnet photograph element theor analy categor legisl administr negoti quant
-fragment oper reflect regul sens solv stabil symbol synchron territor tradit transform vari
-""".split()
-_SUFFIXES = ["", "", "s", "ed", "ing", "er", "ers", "ation", "ations", "able", "ment", "ments", "ness", "ly", "ity",
-             "ive", "al", "ally", "ism"]
-_PROPER_NOUNS = """Paris London Einstein Newton Amazon Pacific Atlantic Europe Africa Asia Microsoft Shakespeare Darwin
-Tokyo Berlin Madrid Chicago Mississippi Kepler""".split()
-_ACCENTED_WORDS = """café naïve résumé Zürich São Paulo Málaga Straße garçon über façade élan Ångström Dvořák Łódź
-piñata jalapeño crème brûlée déjà vu coöperate Mötley Björk Kraków Curaçao señor año été forêt
-Ærø Øresund İstanbul""".split()
-_FOREIGN_SENTENCES = ["El niño comió la piña en la montaña.", "Der Bäcker läuft über die Straße zur Bücherei.",
-                      "Où est la bibliothèque? À côté de l'hôtel, près du théâtre.",
-                      "Ça coûte très cher, n'est-ce pas?", "Η γλώσσα είναι ωραία.", "Москва — столица России."]
-_CJK_CHARS = ("的一是不了人我在有他这中大来上国个到说们为子和你地出道也时年得就那要下以生会自着"
-              "去之过家学对可她里后小么心多天而能好都然没日于起还发成事只作当想看文无开手十用主"
-              "行方又如前所本见经头面公同三已老从动两长知民样现分将外但身些与高意进")
-_KANA = "あいうえおかきくけこさしすせそたちつてとなにぬねのアイウエオカキクケコ"
+# The corpus generator's word lists, written for this benchmark (no outside source): the most
+# frequent English words, roughly in frequency order; prefixes, roots and suffixes ("" among them) whose combinations
+# are the long tail that WordPiece splits; proper nouns, accented words, foreign sentences; the Chinese characters and
+# kana of the CJK lines (strings, cut in pieces).
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "tokenization_corpus_words.json"),
+          encoding="utf-8") as _file:
+    _WORDS = json.load(_file)
+_CJK_CHARS, _KANA = "".join(_WORDS["cjk_chars"]), "".join(_WORDS["kana"])
 
 
 def _english_sentence(rng, words, cum_weights):
@@ -88,7 +58,7 @@ def _english_sentence(rng, words, cum_weights):
                     else "%d.%d" % (rng.randint(0, 99), rng.randint(0, 9)) if kind < 0.85
                     else "%d%%" % rng.randint(1, 100))
         else:
-            word = (rng.choice(_PROPER_NOUNS) if roll < 0.05 else word + "'s" if roll < 0.06
+            word = (rng.choice(_WORDS["proper_nouns"]) if roll < 0.05 else word + "'s" if roll < 0.06
                     else word + "-" + rng.choice(words[:300]) if roll < 0.075 else word.upper() if roll < 0.08
                     else word)
         if i == 0:
@@ -106,9 +76,9 @@ def _english_sentence(rng, words, cum_weights):
 def generate_corpus(num_lines, seed):
     """`num_lines` English-like lines (list of str), the same for the same seed (docs/performance.md)."""
     rng = random.Random(seed)
-    tail = sorted({p + r + s for p in _PREFIXES for r in _ROOTS for s in _SUFFIXES})
+    tail = sorted({p + r + s for p in _WORDS["prefixes"] for r in _WORDS["roots"] for s in _WORDS["suffixes"]})
     rng.shuffle(tail)
-    words = _COMMON_WORDS + tail
+    words = _WORDS["common_words"] + tail
     cum_weights = list(itertools.accumulate(1.0 / (rank + 2.7) for rank in range(len(words))))
     lines = []
     for _ in range(num_lines):
@@ -126,9 +96,9 @@ def generate_corpus(num_lines, seed):
             continue
         sentences = [_english_sentence(rng, words, cum_weights) for _ in range(rng.randint(1, 3))]
         if roll < 0.08 and rng.random() < 0.5:
-            sentences.append(rng.choice(_FOREIGN_SENTENCES))
+            sentences.append(rng.choice(_WORDS["foreign_sentences"]))
         elif roll < 0.08:
-            accented = " ".join(rng.choice(_ACCENTED_WORDS) for _ in range(rng.randint(2, 6)))
+            accented = " ".join(rng.choice(_WORDS["accented_words"]) for _ in range(rng.randint(2, 6)))
             sentences.insert(1, accented[:1].upper() + accented[1:] + ".")
         lines.append(" ".join(sentences))
     return lines
