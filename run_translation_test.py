@@ -6,6 +6,8 @@ import random
 import subprocess
 import sys
 
+import pytest
+
 REPO_DIR = os.path.dirname(os.path.abspath(__file__))
 WORDS = "cat dog sun moon tree river stone bird".split()
 
@@ -15,6 +17,7 @@ def _run(*flags):
                           cwd=REPO_DIR, capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.long
 def test_tiny_preset_trains_translates_and_reports_bleu(tmp_path):
     rng = random.Random(0)
     pairs = []

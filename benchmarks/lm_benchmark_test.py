@@ -179,6 +179,7 @@ def _check_quick_run(out, names):
                      r"float32 %s \(h=4\)$" % (", ".join(names[2:]), _NUMBER), out, re.MULTILINE), out
 
 
+@pytest.mark.long
 def test_quick_runs_each_contender_in_its_own_process_and_notes_the_missing_peer(capsys):
     out = _run_quick(capsys, "none")
     assert "pytorch: not measured (--torch_python=none)" in out, out

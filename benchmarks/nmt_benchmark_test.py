@@ -25,6 +25,7 @@ def _table(out, columns):
     return rows
 
 
+@pytest.mark.long
 def test_quick_run_measures_every_contender_in_its_own_process(capsys):
     # Without --torch_python the PyTorch peer is skipped (unless this interpreter has torch: then say "none").
     torch_python = "none" if harness.torch_interpreter(None)[0] else None

@@ -112,6 +112,7 @@ def _check_quick_run(out, names):
                      out, re.MULTILINE), out
 
 
+@pytest.mark.long
 def test_quick_runs_ours_ours_xla_and_the_baseline_and_notes_the_missing_peer(capsys):
     out = _run_quick(capsys, "none")
     assert "pytorch: not measured (--torch_python=none)" in out, out

@@ -60,6 +60,7 @@ def _read_results(path):
         return dict(line.strip().split(" = ") for line in f)
 
 
+@pytest.mark.long
 def test_training_lowers_perplexity_and_writes_results(text, tmp_path):
     before = task.run(_options(text, tmp_path / "short", num_train_steps=1))["eval"]
     after = task.run(_options(text, tmp_path / "long", num_train_steps=40, save_checkpoints_steps=20,

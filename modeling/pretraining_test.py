@@ -132,6 +132,7 @@ def busy_cores():
         spinner.wait()
 
 
+@pytest.mark.long
 def test_resume_after_kill_reaches_identical_weights(data_dir, tmp_path, busy_cores):
     # Bit for bit, under load too. It once failed by chance: another test leaked
     # TF_ONEDNN_ASSUME_FROZEN_WEIGHTS=1 into the environment of these processes (now refused by training).

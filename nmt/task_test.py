@@ -351,6 +351,7 @@ def _kill_once(monkeypatch, owner, name, when, after=False):
     monkeypatch.setattr(owner, name, patched)
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("window", ["training", "after_the_save", "dev_evaluation", "best_checkpoint_copy"])
 def test_a_kill_in_any_window_then_a_rerun_gives_the_uninterrupted_outputs(data, tmp_path, monkeypatch,
                                                                           uninterrupted, window):

@@ -302,6 +302,7 @@ def _files(folder):
     return found
 
 
+@pytest.mark.long
 def test_parallel_runs_give_the_files_of_one_at_a_time_and_respect_what_reads_what(tmp_path, corpus):
     one = _run(tmp_path / "one", corpus, parallel_runs=1)
     assert len(CALLS) == 7  # in this process

@@ -43,6 +43,7 @@ def _run_child(options):
     return process
 
 
+@pytest.mark.long
 def test_two_replicas_match_one(tmp_path):
     directory = tmp_path / "data"
     directory.mkdir()

@@ -22,6 +22,7 @@ import sys
 import time
 
 import numpy as np
+import pytest
 import tensorflow as tf
 
 from checkpoints import training_checkpoint
@@ -99,6 +100,7 @@ def _environment(ports=None, index=None):
     return env
 
 
+@pytest.mark.long
 def test_two_workers_train_as_one_process_and_resume_after_one_is_killed(tmp_path):
     flags = multi_worker.write_setup(str(tmp_path / "data"))
     output, reference_output = tmp_path / "output", tmp_path / "reference"

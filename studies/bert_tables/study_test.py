@@ -28,6 +28,7 @@ def _options(paths, output_dir, **overrides):
     return studies.ReproduceOptions(**values)
 
 
+@pytest.mark.long
 def test_a_table_runs_end_to_end_then_resumes_by_skipping_every_step(micro, tmp_path, caplog):
     output_dir = tmp_path / "out"
     written = studies.run(_options(micro, output_dir))

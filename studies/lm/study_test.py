@@ -212,6 +212,7 @@ def test_freezing_lm_initialises_as_the_toolkit_and_seeds_two_rows(tmp_path):
     assert lm_experiments.SMALL.config(lm_experiments.EXPERIMENTS["lm_figure1"].rows[0]).initializer == "bert"
 
 
+@pytest.mark.long
 def test_runs_side_by_side_give_the_figures_of_runs_one_at_a_time(monkeypatch, micro_text, tmp_path):
     monkeypatch.setitem(lm_experiments.SCALES, "tiny", MICRO)
     figure = lm_experiments.EXPERIMENTS["lm_figure1"]
@@ -238,6 +239,7 @@ def test_converged_scale_plans_early_stopping_from_a_schedule_without_a_step_cou
     assert "stopping after 5 evaluations without a lower one" in open(written["plan_md"]).read()
 
 
+@pytest.mark.long
 def test_a_converged_figure_reports_curves_and_epochs_to_best_and_keeps_them(monkeypatch, micro_text, tmp_path):
     converged = dataclasses.replace(MICRO, name="tiny_converged", num_train_steps=12, save_checkpoints_steps=2,
                                     learning_rate_schedule="inverse_sqrt", early_stopping_patience=2, seeds=(1, 2))

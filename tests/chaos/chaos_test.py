@@ -5,9 +5,12 @@ The long version (hundreds of kills) is `make chaos`; its last result is in docs
 
 import shutil
 
+import pytest
+
 from tests.chaos import chaos_study
 
 
+@pytest.mark.long
 def test_a_study_killed_at_random_moments_ends_as_one_left_alone(tmp_path):
     chaos = chaos_study.Chaos(str(tmp_path / "chaos"), seed=3, probe_every=2)
     assert chaos_study.differences(chaos.reference, chaos.reference) == []
