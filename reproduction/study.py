@@ -39,13 +39,10 @@ def expected_time(minutes_per_run, num_runs, scale_name, measured_on, side_by_si
     """
     if minutes_per_run is None:
         return ""
-    if side_by_side > 1:
-        return ("Expected time: about %d minutes for %d runs, %d at a time on 2 CPU cores (%.1f min per run beside "
-                "another, measured at %s scale on %s; finished runs are skipped)." % (
-                    round(minutes_per_run * num_runs / side_by_side), num_runs, side_by_side, minutes_per_run,
-                    scale_name, measured_on))
-    return ("Expected time: about %d minutes for %d runs one at a time on 2 CPU cores (%.1f min per run, measured at %s scale on "
-            "%s; finished runs are skipped)." % (round(minutes_per_run * num_runs), num_runs, minutes_per_run,
+    together = " one at a time" if side_by_side == 1 else ", %d at a time" % side_by_side
+    return ("Expected time: about %d minutes for %d runs%s on 2 CPU cores (%.1f min per run%s, measured at %s scale on "
+            "%s; finished runs are skipped)." % (round(minutes_per_run * num_runs / side_by_side), num_runs, together,
+                                                 minutes_per_run, "" if side_by_side == 1 else " beside another",
                                                  scale_name, measured_on))
 
 
