@@ -46,11 +46,15 @@ class SequenceLengthScale:
     lengths: tuple  # n: predictions per example
     tokens_per_step: int  # batch size x n, at every n
     minutes_per_run: float = None  # wall-clock minutes of one run, measured in the campaign (None: not yet)
-    parallel_runs: int = 2  # as the language-model studies, measured per family on 2 cores
 
     @property
     def seeds(self):
         return self.base.seeds
+
+    @property
+    def parallel_runs(self):
+        """Runs at once by default: the language-model scale's own (2 at small_converged, 1 at tiny and paper)."""
+        return self.base.parallel_runs
 
     def config(self, model):
         """The model's LmConfig at this scale, with room for the longest n."""

@@ -49,6 +49,9 @@ def test_small_plan_runs_every_n_with_packed_text_and_equal_tokens_per_step(tmp_
     assert plan_text.count("run_lm.py") == 24 and plan_text.count("--pack_lines") == 24
     assert "--max_seq_length=128" in plan_text and "--train_batch_size=16 " in plan_text
     assert "| standard | 248 | 8 | 31 | 512 | 3 |" in open(written["plan_md"]).read()
+    # Two runs at a time by default where the language-model studies measured it, one elsewhere.
+    study = sequence_study.SequenceLengthStudy()
+    assert [study.parallel_runs(scale, 2) for scale in ("small_converged", "tiny", "paper")] == [2, 1, 1]
 
 
 def test_paper_scale_plans_lm1b_sizes_up_to_n_256(tmp_path):
