@@ -105,7 +105,7 @@ class AttentionLogits:
         spec = tf.TensorSpec([None, seq_length], tf.int32)
 
         # One trace for every batch, the smaller last one included.
-        @tf.function(input_signature=[spec, spec, spec])
+        @tf.function(input_signature=[spec, spec, spec], autograph=False)
         def logits(input_ids, input_mask, input_type_ids):
             model_outputs = model(
                 dict(input_ids=input_ids, input_mask=input_mask, token_type_ids=input_type_ids),

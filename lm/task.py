@@ -190,7 +190,7 @@ def lm_task(options, config, vocabulary, train_source, record=None, built=None):
 def score(model, batches):
     """Sums over `batches`: (negative log-likelihood in nats, tokens, characters), as Python numbers."""
 
-    @tf.function(reduce_retracing=True)
+    @tf.function(reduce_retracing=True, autograph=False)
     def step(batch):
         total, tokens = summed_nll(model(_model_inputs(batch), training=False), batch, model.output_logits)
         return total, tokens, tf.reduce_sum(batch["num_chars"])

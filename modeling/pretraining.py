@@ -105,7 +105,7 @@ def _evaluated(model, options, input_files, eval_step=None):
         options.max_predictions_per_seq,
     ).take(options.max_eval_steps)
     if eval_step is None:
-        @tf.function
+        @tf.function(autograph=False)
         def eval_step(batch):
             outputs = model(_model_inputs(batch), training=False)
             return outputs, pretraining_losses(outputs, batch)

@@ -225,12 +225,12 @@ class Translator:
         self._processor = vocabulary.processor()
         spec = tf.TensorSpec([None, None], tf.int32)
 
-        @tf.function(input_signature=[spec])
+        @tf.function(input_signature=[spec], autograph=False)
         def translate(source_ids):
             return model.translate(source_ids, vocabulary.bos_id, vocabulary.eos_id, options.beam_size,
                                    options.length_penalty, options.max_decode_length)[0]
 
-        @tf.function(input_signature=[spec, spec, spec])
+        @tf.function(input_signature=[spec, spec, spec], autograph=False)
         def score(source_ids, target_input_ids, target_ids):
             outputs_ = model(dict(source_ids=source_ids, target_input_ids=target_input_ids), training=False)
             losses = translation_losses(outputs_, dict(target_ids=target_ids), output_logits=model.output_logits)

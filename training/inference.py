@@ -95,7 +95,8 @@ class BatchForward:
         self.jit_compile = jit_compile
         onednn.fix_mmap_threshold()  # see the module docstring
         spec = tf.TensorSpec([None, seq_length], tf.int32)
-        self._function = tf.function(forward, input_signature=[spec, spec, spec], jit_compile=jit_compile)
+        self._function = tf.function(forward, input_signature=[spec, spec, spec], jit_compile=jit_compile,
+                                     autograph=False)
         logging.info("Forward pass of batches of %d x %d: %s.", batch_size, seq_length,
                      "compiled with XLA on the first batch (--inference_xla)" if jit_compile
                      else "TensorFlow ops, no XLA (--inference_xla)")

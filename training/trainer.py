@@ -313,6 +313,12 @@ class Trainer:
         whole step (forward, backward, the optimizer's update), with several the
         forward and backward only, since the update's cross-replica sum cannot
         run inside a compiled function.
+
+        Traced without AutoGraph, as every function that calls a model here: the
+        loop is an explicit tf.while_loop and the layers branch on Python values
+        only, so nothing needs converting, and converting the Keras and Model
+        Garden code a model calls took several seconds of every process's first
+        trace. (A layer that branches on a tensor fails to trace, naming it.)
         """
         model, optimizer, strategy, task = self.model, self.optimizer, self.strategy, self.task
         names, variables = list(task.loss_names), self.trained
@@ -335,7 +341,7 @@ class Trainer:
             return tf.stack([losses[name] for name in names]), grads
 
         if jit_compile and not whole_step:
-            gradients_fn = tf.function(gradients_fn, jit_compile=True)
+            gradients_fn = tf.function(gradients_fn, jit_compile=True, autograph=False)
 
         def step_fn(batch):
             losses, grads = gradients_fn(batch)
@@ -351,7 +357,7 @@ class Trainer:
             return losses
 
         if whole_step:
-            step_fn = tf.function(step_fn, jit_compile=True)
+            step_fn = tf.function(step_fn, jit_compile=True, autograph=False)
 
         local_replicas = len(strategy.extended.worker_devices)
 
@@ -363,13 +369,16 @@ class Trainer:
 
             return strategy.experimental_distribute_values_from_function(value_fn)
 
-        @tf.function
         def loop(iterator, num_steps):
-            total = tf.zeros([len(names)])
-            for _ in tf.range(num_steps):
+            def body(step, total):
                 per_replica = strategy.run(step_fn, args=(split_for_replica(next(iterator)),))
-                total += strategy.reduce(tf.distribute.ReduceOp.MEAN, per_replica, axis=None)
+                return step + 1, total + strategy.reduce(tf.distribute.ReduceOp.MEAN, per_replica, axis=None)
+
+            _, total = tf.while_loop(lambda step, _: step < num_steps, body,
+                                     (tf.constant(0), tf.zeros([len(names)])))
             return total / tf.cast(num_steps, tf.float32)
+
+        loop = tf.function(loop, autograph=False)
 
         return loop
 
