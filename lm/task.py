@@ -187,14 +187,28 @@ def lm_task(options, config, vocabulary, train_source, record=None, built=None):
     )
 
 
-def score(model, batches):
-    """Sums over `batches`: (negative log-likelihood in nats, tokens, characters), as Python numbers."""
+def scoring_function(model):
+    """A traced function: batch -> (summed negative log-likelihood, tokens, characters) by `model`.
+
+    Traced at most twice (full batches, then any batch size); a run's held-out
+    evaluations share one, since a new one traces and instantiates its graph
+    again (about a second at the small scale).
+    """
 
     @tf.function(reduce_retracing=True, autograph=False)
     def step(batch):
         total, tokens = summed_nll(model(_model_inputs(batch), training=False), batch, model.output_logits)
         return total, tokens, tf.reduce_sum(batch["num_chars"])
 
+    return step
+
+
+def score(model, batches, scorer=None):
+    """Sums over `batches`: (negative log-likelihood in nats, tokens, characters), as Python numbers.
+
+    scorer: `scoring_function(model)` to reuse; None: a new one.
+    """
+    step = scorer or scoring_function(model)
     total_nll, tokens, chars = 0.0, 0, 0
     for index, batch in enumerate(batches, 1):
         nll, count, num_chars = step(batch)
@@ -206,15 +220,15 @@ def score(model, batches):
     return total_nll, tokens, chars
 
 
-def perplexity_results(model, options, vocabulary, source, step):
-    """The scores of `source` by `model` (see the module docstring), at `step`.
+def perplexity_results(model, options, vocabulary, source, step, scorer=None):
+    """The scores of `source` by `model` (see the module docstring), at `step`; `scorer` as for `score`.
 
     Raises:
       ValueError: when `source` holds no text to score.
     """
     batches = lm_dataset.evaluation_dataset(source, vocabulary, options.max_seq_length, options.eval_batch_size,
                                            options.pack_lines)
-    total_nll, tokens, chars = score(model, batches)
+    total_nll, tokens, chars = score(model, batches, scorer)
     if not tokens:
         raise ValueError("%s holds no text to score." % source.describe())
     loss = total_nll / tokens
@@ -232,12 +246,13 @@ def count_sequences(source, vocabulary, max_seq_length, pack=False):
 
 def held_out_callback(options, built, vocabulary, found):
     """The BestCheckpoint of a language-model run: the --eval_file text's perplexity, lower is better."""
-    sequences = []
+    sequences, scorers = [], []
 
     def evaluate(step):
         if not sequences:
             sequences.append(count_sequences(found["train"], vocabulary, options.max_seq_length, options.pack_lines))
-        results = perplexity_results(built["model"], options, vocabulary, found["eval"], step)
+            scorers.append(scoring_function(built["model"]))  # the run's one model: traced once for all
+        results = perplexity_results(built["model"], options, vocabulary, found["eval"], step, scorer=scorers[0])
         results["epochs"] = step * options.train_batch_size / max(sequences[0], 1)
         return results, None
 

@@ -205,11 +205,13 @@ def test_early_stopping_keeps_the_best_held_out_checkpoint_and_scores_it(text, t
     # trend is no fall beyond noise: patience 2 stops at step 8. The final scores are real ones.
     scripted = iter([50.0, 40.0, 45.0, 44.0])
     real = task.perplexity_results
+    held_out_scorers = []
 
-    def fake(model, options, vocabulary, source, step):
+    def fake(model, options, vocabulary, source, step, scorer=None):
         value = next(scripted, None)
         if value is None:
-            return real(model, options, vocabulary, source, step)
+            return real(model, options, vocabulary, source, step, scorer)
+        held_out_scorers.append(scorer)
         return dict(perplexity=value, loss=math.log(value), global_step=step)
 
     monkeypatch.setattr(task, "perplexity_results", fake)
@@ -217,6 +219,9 @@ def test_early_stopping_keeps_the_best_held_out_checkpoint_and_scores_it(text, t
     options = _options(text, out, num_train_steps=20, save_checkpoints_steps=2, iterations_per_loop=2,
                        early_stopping_patience=2, do_predict=True, test_file=str(text / "eval.txt"))
     results = task.run(options)
+    # The four held-out evaluations share one traced scoring function.
+    assert len(held_out_scorers) == 4 and held_out_scorers[0] is not None
+    assert all(scorer is held_out_scorers[0] for scorer in held_out_scorers)
     # An epoch: the training lines as sequences of up to 16 tokens (bos + pieces + eos, split with one overlap).
     processor = vocabulary_lib.load(str(text / vocabulary_lib.MODEL_FILE)).processor()
     lines = [line for line in (text / "train.txt").read_text().splitlines() if line.strip()]
@@ -238,7 +243,11 @@ def test_early_stopping_keeps_the_best_held_out_checkpoint_and_scores_it(text, t
     vocabulary = vocabulary_lib.load(options.vocab_file)
     model = FAMILY.build_model(vocabulary_lib.fit_vocabulary(task.effective_config(options), vocabulary))
     assert not tf1_checkpoint.load_checkpoint(model, str(out / "model.ckpt-4")).missing
-    expected = task.perplexity_results(model, options, vocabulary, task.sources(options)["eval"], 4)
+    scorer = task.scoring_function(model)
+    expected = task.perplexity_results(model, options, vocabulary, task.sources(options)["eval"], 4, scorer)
+    # Scored again by the same function: the same figures, no third trace (the last batch is smaller).
+    assert task.perplexity_results(model, options, vocabulary, task.sources(options)["eval"], 4, scorer) == expected
+    assert scorer.experimental_get_tracing_count() <= 2
     written = _read_results(out / "eval_results.txt")
     assert int(written["global_step"]) == 4 and written["stopped"] == "True"
     assert float(written["perplexity"]) == pytest.approx(expected["perplexity"], rel=1e-6)
