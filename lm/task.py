@@ -208,7 +208,7 @@ def score(model, batches, scorer=None):
 
     scorer: `scoring_function(model)` to reuse; None: a new one.
     """
-    step = scorer or scoring_function(model)
+    step = scorer if scorer is not None else scoring_function(model)
     total_nll, tokens, chars = 0.0, 0, 0
     for index, batch in enumerate(batches, 1):
         nll, count, num_chars = step(batch)
