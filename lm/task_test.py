@@ -5,6 +5,7 @@ import json
 import math
 import os
 import random
+import shutil
 
 import numpy as np
 import pytest
@@ -32,7 +33,9 @@ def _sentences(count, seed):
     return [" ".join(rng.choice(WORDS) for _ in range(rng.randint(3, 12))) for _ in range(count)]
 
 
-@pytest.fixture(scope="module")
+# Session-scoped: the long test runs first (conftest.py), and a module-scoped fixture would be built again when
+# the module's other tests come.
+@pytest.fixture(scope="session")
 def text(tmp_path_factory):
     """train.txt, eval.txt, a learned 48-piece vocabulary and a tiny model config."""
     root = tmp_path_factory.mktemp("lm_text")
@@ -63,6 +66,9 @@ def _read_results(path):
 @pytest.mark.long
 def test_training_lowers_perplexity_and_writes_results(text, tmp_path):
     before = task.run(_options(text, tmp_path / "short", num_train_steps=1))["eval"]
+    # Without early stopping the last weights are scored and nothing is kept aside.
+    assert before["global_step"] == 1 and "stopped" not in before
+    assert not os.path.exists(tmp_path / "short" / "best") and not os.path.exists(tmp_path / "short" / "dev")
     after = task.run(_options(text, tmp_path / "long", num_train_steps=40, save_checkpoints_steps=20,
                             iterations_per_loop=20, log_steps=20, do_predict=True,
                             test_file=str(text / "eval.txt")))
@@ -147,10 +153,8 @@ def test_loss_at_real_positions_equals_the_loss_over_every_position_with_its_gra
                                    atol=1e-8, err_msg=variable.name)
 
 
-@pytest.mark.parametrize("preset", PRESETS)
-def test_freezing_presets_keep_frozen_groups_bitwise(text, tmp_path, preset):
-    out = tmp_path / preset.replace(",", "_")
-    task.run(_options(text, out, freeze=preset, do_eval=False))
+def _assert_only_the_frozen_groups_stay(out, preset):
+    """Between the run's checkpoints of steps 2 and 4, exactly the variables of `preset`'s groups kept their values."""
     start = tf.train.load_checkpoint(str(out / "model.ckpt-2"))
     end = tf.train.load_checkpoint(str(out / "model.ckpt-4"))
     frozen = set(preset.split(","))
@@ -167,6 +171,14 @@ def test_freezing_presets_keep_frozen_groups_bitwise(text, tmp_path, preset):
     assert report["flags"]["freeze"] == preset and 0 < report["trainable_share"] < 1
 
 
+# ("attention" is checked the same way on the plain run of the --jit_compile test.)
+@pytest.mark.parametrize("preset", [preset for preset in PRESETS if preset != "attention"])
+def test_freezing_presets_keep_frozen_groups_bitwise(text, tmp_path, preset):
+    out = tmp_path / preset.replace(",", "_")
+    task.run(_options(text, out, freeze=preset, do_eval=False))
+    _assert_only_the_frozen_groups_stay(out, preset)
+
+
 def test_seed_only_frozen_checkpoints_load_for_evaluation(text, tmp_path):
     out = tmp_path / "seeded"
     trained = task.run(_options(text, out, freeze="ffn", save_frozen="seed"))["eval"]
@@ -181,9 +193,20 @@ class _Crash(Exception):
     pass
 
 
-def test_resume_after_a_crash_is_exact(text, tmp_path):
-    runs = dict(num_train_steps=6, save_checkpoints_steps=3, iterations_per_loop=2, do_eval=False)
-    task.run(_options(text, tmp_path / "straight", **runs))
+STRAIGHT = dict(num_train_steps=6, save_checkpoints_steps=3, iterations_per_loop=2, do_eval=False)
+
+
+@pytest.fixture(scope="session")
+def straight(text, tmp_path_factory):
+    """The output_dir of a run of 6 steps, checkpoints at 3 and 6, not evaluated; tests copy it to change it."""
+    out = tmp_path_factory.mktemp("straight")
+    task.run(_options(text, out, **STRAIGHT))
+    return out
+
+
+@pytest.mark.xdist_group("lm_straight")
+def test_resume_after_a_crash_is_exact(text, tmp_path, straight):
+    runs = STRAIGHT
 
     def crash_after_step_4(step):
         if step == 4:
@@ -192,7 +215,7 @@ def test_resume_after_a_crash_is_exact(text, tmp_path):
     with pytest.raises(_Crash):
         task.run(_options(text, tmp_path / "resumed", **runs), callbacks=[crash_after_step_4])
     task.run(_options(text, tmp_path / "resumed", **runs))
-    a = tf.train.load_checkpoint(str(tmp_path / "straight" / "model.ckpt-6"))
+    a = tf.train.load_checkpoint(str(straight / "model.ckpt-6"))
     b = tf.train.load_checkpoint(str(tmp_path / "resumed" / "model.ckpt-6"))
     names = sorted(a.get_variable_to_shape_map())
     assert names == sorted(b.get_variable_to_shape_map())
@@ -255,13 +278,6 @@ def test_early_stopping_keeps_the_best_held_out_checkpoint_and_scores_it(text, t
     # A re-run does not train further.
     task.run(dataclasses.replace(options, early_stopping_patience=0))
     assert os.path.basename(tf.train.latest_checkpoint(str(out))) == "model.ckpt-8"
-
-
-def test_without_early_stopping_the_last_weights_are_scored_and_nothing_is_kept_aside(text, tmp_path):
-    out = tmp_path / "plain"
-    results = task.run(_options(text, out))
-    assert results["eval"]["global_step"] == 4 and "stopped" not in results["eval"]
-    assert not os.path.exists(out / "best") and not os.path.exists(out / "dev")
 
 
 def test_learns_and_reuses_a_vocabulary(text, tmp_path):
@@ -344,10 +360,11 @@ def test_empty_file_and_vocabulary_mismatch_are_named(text, tmp_path):
         task.run(_options(text, tmp_path / "d", vocab_file=None, vocab_size=5000))
 
 
-def test_a_resume_that_changes_the_run_is_refused_before_anything_is_built(text, tmp_path):
+@pytest.mark.xdist_group("lm_straight")
+def test_a_resume_that_changes_the_run_is_refused_before_anything_is_built(text, tmp_path, straight):
     """Each change is one line naming the flag and both values; nothing is learned, built or written."""
     out = tmp_path / "out"
-    task.run(_options(text, out, do_eval=False, num_train_steps=2))
+    shutil.copytree(straight, out)
     recorded = json.loads((out / "run.json").read_text())
     assert recorded["train_batch_size"] == 8 and recorded["vocab_file"].startswith("sha256:")
     other = tmp_path / "other.txt"
@@ -363,18 +380,18 @@ def test_a_resume_that_changes_the_run_is_refused_before_anything_is_built(text,
                                       r'run has "1 files, \d+ bytes, sha256:\w+";'),
     ]:
         with pytest.raises(ValueError, match=message):
-            task.run(_options(text, out, do_eval=False, num_train_steps=4, **overrides))
+            task.run(_options(text, out, **dict(STRAIGHT, num_train_steps=8, **overrides)))
         assert not (out / vocabulary_lib.MODEL_FILE).exists()
-        assert tf.train.latest_checkpoint(str(out)).endswith("model.ckpt-2")
+        assert tf.train.latest_checkpoint(str(out)).endswith("model.ckpt-6")
     # The schedule may change, as in the original: training goes on to the new step count.
-    task.run(_options(text, out, do_eval=False, num_train_steps=4, learning_rate=5e-3))
-    assert tf.train.latest_checkpoint(str(out)).endswith("model.ckpt-4")
+    task.run(_options(text, out, **dict(STRAIGHT, num_train_steps=8, learning_rate=5e-3)))
+    assert tf.train.latest_checkpoint(str(out)).endswith("model.ckpt-8")
 
 
 @pytest.mark.parametrize("freeze", ["", "attention"])
 def test_xla_compiled_steps_train_as_the_plain_steps(text, tmp_path, freeze):
     """--jit_compile: the weights of the plain steps up to rounding (no dropout: XLA draws its float
-    uniforms differently), frozen groups bit for bit."""
+    uniforms differently), frozen groups bit for bit; the plain run with a preset is also its freezing check."""
     config_file = xla_comparison.config_without_dropout(text / "lm.json", tmp_path)
     for jit_compile in (False, True):
         task.run(_options(text, tmp_path / str(jit_compile), freeze=freeze, jit_compile=jit_compile, do_eval=False,
@@ -383,3 +400,5 @@ def test_xla_compiled_steps_train_as_the_plain_steps(text, tmp_path, freeze):
     frozen = {n for n in names if freeze and PARAMETER_GROUPS.group_of(n)[0] == freeze}
     assert len(frozen) > 5 or not freeze
     assert xla_comparison.assert_trains_alike(tmp_path / "False", tmp_path / "True", 2, 4, frozen) > 10
+    if freeze:
+        _assert_only_the_frozen_groups_stay(tmp_path / "False", freeze)

@@ -3,6 +3,7 @@
 import dataclasses
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -26,7 +27,9 @@ EVAL_KEYS = [
 ]
 
 
-@pytest.fixture(scope="module")
+# Session-scoped, as the other runs shared below: the long test runs first (conftest.py), and a module-scoped
+# fixture would be built again when the module's other tests come.
+@pytest.fixture(scope="session")
 def data_dir(tmp_path_factory):
     directory = tmp_path_factory.mktemp("pretraining_data")
     config = dict(
@@ -64,15 +67,28 @@ def _eval_results(path):
         return dict(line.strip().split(" = ") for line in f)
 
 
-def test_training_lowers_masked_lm_loss_and_writes_outputs(data_dir, tmp_path):
-    output = tmp_path / "out"
-    # Eval of the untrained model (seeded init, no checkpoint) as the baseline.
-    untrained = tmp_path / "untrained"
-    options = _options(data_dir, untrained, num_train_steps=1, learning_rate=0.0, num_warmup_steps=0,
-                       save_checkpoints_steps=1, do_eval=True)
-    start = pretraining.run(options)
-    results = pretraining.run(_options(data_dir, output, do_eval=True, num_train_steps=100,
-                                       save_checkpoints_steps=50))
+@pytest.fixture(scope="session")
+def untrained(data_dir, tmp_path_factory):
+    """The evaluation of the untrained model (seeded init, one step at learning rate 0): the baseline."""
+    return pretraining.run(_options(data_dir, tmp_path_factory.mktemp("untrained"), num_train_steps=1,
+                                    learning_rate=0.0, num_warmup_steps=0, save_checkpoints_steps=1, do_eval=True))
+
+
+TRAINED = dict(do_eval=True, num_train_steps=100, save_checkpoints_steps=50)
+
+
+@pytest.fixture(scope="session")
+def trained(data_dir, tmp_path_factory):
+    """A run of 100 steps (checkpoints at 50 and 100) and its evaluation: (output_dir, results).
+
+    Tests copy the directory before they change anything in it."""
+    output = tmp_path_factory.mktemp("trained")
+    return output, pretraining.run(_options(data_dir, output, **TRAINED))
+
+
+@pytest.mark.xdist_group("pretraining_runs")
+def test_training_lowers_masked_lm_loss_and_writes_outputs(data_dir, untrained, trained):
+    start, (output, results) = untrained, trained
     assert start["global_step"] == 1
     assert results["masked_lm_loss"] < start["masked_lm_loss"] - 0.5
     assert results["masked_lm_accuracy"] > start["masked_lm_accuracy"] + 0.05
@@ -98,9 +114,10 @@ def test_training_lowers_masked_lm_loss_and_writes_outputs(data_dir, tmp_path):
     assert reader.get_tensor("global_step") == 100
 
     # Running the same command again finds the work done and only evaluates.
-    again = pretraining.run(_options(data_dir, output, do_eval=True, num_train_steps=100,
-                                     save_checkpoints_steps=50))
+    before = {name: (output / name).read_bytes() for name in os.listdir(output) if (output / name).is_file()}
+    again = pretraining.run(_options(data_dir, output, **TRAINED))
     assert again == results
+    assert {name: (output / name).read_bytes() for name in before} == before
 
 
 def _run_subprocess(data_dir, output_dir, kill_after=None):
@@ -157,13 +174,14 @@ def test_resume_after_kill_reaches_identical_weights(data_dir, tmp_path, busy_co
         np.testing.assert_array_equal(a.get_tensor(name), b.get_tensor(name), err_msg=name)
 
 
-def test_nan_loss_stops_and_keeps_last_good_checkpoint(data_dir, tmp_path):
+@pytest.mark.xdist_group("pretraining_runs")
+def test_nan_loss_stops_and_keeps_last_good_checkpoint(data_dir, tmp_path, trained):
     output = tmp_path / "out"
-    pretraining.run(_options(data_dir, output, num_train_steps=20, save_checkpoints_steps=10))
-    with pytest.raises(FloatingPointError, match=r"The loss became nan between steps 20 and 30.*model.ckpt-20"):
-        pretraining.run(_options(data_dir, output, num_train_steps=40, save_checkpoints_steps=10,
+    shutil.copytree(trained[0], output)
+    with pytest.raises(FloatingPointError, match=r"The loss became nan between steps 100 and 110.*model.ckpt-100"):
+        pretraining.run(_options(data_dir, output, num_train_steps=120, save_checkpoints_steps=10,
                                  learning_rate=1e30, num_warmup_steps=0))
-    assert tf.train.latest_checkpoint(str(output)).endswith("model.ckpt-20")
+    assert tf.train.latest_checkpoint(str(output)).endswith("model.ckpt-100")
 
 
 @pytest.mark.parametrize(
@@ -207,10 +225,10 @@ def test_checkpoints_keep_the_newest_five(data_dir, tmp_path):
     assert states == sorted("ckpt-%d.%s" % (s, ext) for s in kept for ext in ("index", "data-00000-of-00001"))
 
 
-def test_lamb_pretrains(data_dir, tmp_path):
+@pytest.mark.xdist_group("pretraining_runs")
+def test_lamb_pretrains(data_dir, tmp_path, untrained):
     """--optimizer=lamb: the loss falls, and the checkpoint holds LAMB's moments under the original slot names."""
-    start = pretraining.run(_options(data_dir, tmp_path / "untrained", num_train_steps=1, learning_rate=0.0,
-                                     num_warmup_steps=0, save_checkpoints_steps=1, do_eval=True))
+    start = untrained
     results = pretraining.run(_options(data_dir, tmp_path / "out", do_eval=True, optimizer="lamb",
                                        num_train_steps=60, learning_rate=1e-2))
     assert results["masked_lm_loss"] < start["masked_lm_loss"] - 0.5
@@ -247,17 +265,18 @@ def test_lamb_with_freezing_resumes_exactly(data_dir, tmp_path):
     assert "bert/encoder/layer_1/attention/self/query/kernel/adam_m" in names
 
 
-def test_a_resume_with_another_batch_size_or_data_is_refused_in_one_line(data_dir, tmp_path):
+@pytest.mark.xdist_group("pretraining_runs")
+def test_a_resume_with_another_batch_size_or_data_is_refused_in_one_line(data_dir, tmp_path, trained):
     output = tmp_path / "out"
-    pretraining.run(_options(data_dir, output, num_train_steps=2, save_checkpoints_steps=2, iterations_per_loop=2))
+    shutil.copytree(trained[0], output)
     with pytest.raises(ValueError, match=r"^--train_batch_size: \S+ holds checkpoints of a run trained with 16, and "
                                          r"this run has 8; resume with the same value, or start afresh with a new "
                                          r"--output_dir\.$"):
-        pretraining.run(_options(data_dir, output, num_train_steps=4, train_batch_size=8))
+        pretraining.run(_options(data_dir, output, num_train_steps=120, train_batch_size=8))
     with pytest.raises(ValueError, match=r'^--input_file: .* trained with "2 files, \d+ bytes, sha256:\w+", and this '
                                          r'run has "1 files, \d+ bytes, sha256:\w+";'):
-        pretraining.run(_options(data_dir, output, num_train_steps=4, input_file=str(data_dir / "part-0.tfrecord")))
-    assert tf.train.latest_checkpoint(str(output)).endswith("model.ckpt-2")
+        pretraining.run(_options(data_dir, output, num_train_steps=120, input_file=str(data_dir / "part-0.tfrecord")))
+    assert tf.train.latest_checkpoint(str(output)).endswith("model.ckpt-100")
 
 
 @pytest.mark.parametrize("freeze", ["", "ffn"])

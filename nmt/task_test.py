@@ -5,6 +5,7 @@ import json
 import math
 import os
 import random
+import shutil
 
 import numpy as np
 import pytest
@@ -40,7 +41,9 @@ def _dictionary_pairs(count, seed):
     return "\n".join(lines) + "\n"
 
 
-@pytest.fixture(scope="module")
+# Session-scoped, as `uninterrupted` below: the long tests run first (conftest.py), and a module-scoped fixture
+# would be built again when the module's other tests come.
+@pytest.fixture(scope="session")
 def data(tmp_path_factory):
     """train/dev/test.tsv of the dictionary task, a learned 60-piece joint vocabulary, a tiny model config."""
     root = tmp_path_factory.mktemp("nmt_data")
@@ -180,10 +183,8 @@ def test_best_checkpoint_and_early_stopping(data, tmp_path, monkeypatch):
     assert os.path.basename(tf.train.latest_checkpoint(str(out))) == "model.ckpt-4"
 
 
-@pytest.mark.parametrize("preset", PRESETS + ["attention:encoder", "ffn:decoder:0"])
-def test_freezing_presets_keep_frozen_groups_bitwise(data, tmp_path, preset):
-    out = tmp_path / preset.replace(",", "_").replace(":", "_")
-    translation.run(_options(data, out, freeze=preset))
+def _assert_only_the_selected_groups_stay(out, preset):
+    """Between the run's checkpoints of steps 2 and 4, exactly the variables `preset` selects kept their values."""
     start = tf.train.load_checkpoint(str(out / "model.ckpt-2"))
     end = tf.train.load_checkpoint(str(out / "model.ckpt-4"))
     names = [n for n in end.get_variable_to_shape_map() if n != "global_step" and not n.endswith(("/adam_m", "/adam_v"))]
@@ -196,6 +197,14 @@ def test_freezing_presets_keep_frozen_groups_bitwise(data, tmp_path, preset):
     assert checked > 40
     report = json.loads((out / "parameters.json").read_text())
     assert report["flags"]["freeze"] == preset and 0 < report["trainable_share"] < 1
+
+
+# (One selector more, "ffn:decoder:0", is checked the same way on the plain run of the --jit_compile test.)
+@pytest.mark.parametrize("preset", PRESETS + ["attention:encoder"])
+def test_freezing_presets_keep_frozen_groups_bitwise(data, tmp_path, preset):
+    out = tmp_path / preset.replace(",", "_").replace(":", "_")
+    translation.run(_options(data, out, freeze=preset))
+    _assert_only_the_selected_groups_stay(out, preset)
 
 
 def test_frozen_groups_saved_as_their_seed_regenerate_bit_for_bit(data, tmp_path):
@@ -227,25 +236,6 @@ def test_frozen_groups_saved_as_their_seed_regenerate_bit_for_bit(data, tmp_path
 
 class _Crash(Exception):
     pass
-
-
-def test_resume_after_a_crash_is_exact(data, tmp_path):
-    runs = dict(num_train_steps=6, save_checkpoints_steps=3, iterations_per_loop=2)
-    translation.run(_options(data, tmp_path / "straight", **runs))
-
-    def crash_after_step_4(step):
-        if step == 4:
-            raise _Crash()
-
-    with pytest.raises(_Crash):
-        translation.run(_options(data, tmp_path / "resumed", **runs), callbacks=[crash_after_step_4])
-    translation.run(_options(data, tmp_path / "resumed", **runs))
-    a = tf.train.load_checkpoint(str(tmp_path / "straight" / "model.ckpt-6"))
-    b = tf.train.load_checkpoint(str(tmp_path / "resumed" / "model.ckpt-6"))
-    names = sorted(a.get_variable_to_shape_map())
-    assert names == sorted(b.get_variable_to_shape_map())
-    for name in names:
-        np.testing.assert_array_equal(a.get_tensor(name), b.get_tensor(name), err_msg=name)
 
 
 def test_presets_fill_what_the_command_line_leaves(data, tmp_path):
@@ -305,15 +295,16 @@ def test_bad_files_are_named_before_any_model(data, tmp_path):
         translation.run(_options(data, tmp_path / "out3", spm_model=str(unk_first) + ".model"))
 
 
-def test_a_resume_on_another_vocabulary_is_refused_before_one_is_learned(data, tmp_path):
+@pytest.mark.xdist_group("nmt_uninterrupted")
+def test_a_resume_on_another_vocabulary_is_refused_before_one_is_learned(data, tmp_path, uninterrupted):
     out = tmp_path / "out"
-    translation.run(_options(data, out, num_train_steps=2))
+    shutil.copytree(uninterrupted[0], out)
     with pytest.raises(ValueError, match=r'^--spm_model: \S+ holds checkpoints of a run trained with "sha256:[0-9a-f]+", '
                                          r'and this run has "none yet: learned from the training text"; resume with '
                                          r'the same value, or start afresh with a new --output_dir\.$'):
         translation.run(_options(data, out, spm_model=None, vocab_size=60))
     assert not (out / vocabulary_lib.MODEL_FILE).exists()
-    assert tf.train.latest_checkpoint(str(out)).endswith("model.ckpt-2")
+    assert tf.train.latest_checkpoint(str(out)).endswith("model.ckpt-6")
 
 
 EVALUATED_RUN = dict(num_train_steps=6, save_checkpoints_steps=3, iterations_per_loop=3, do_eval=True,
@@ -322,11 +313,16 @@ OUTPUT_FILES = ("eval_results.txt", "test_results.txt", "translations.dev.txt", 
                 "best/best_results.txt", "best/early_stopping.json")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def uninterrupted(data, tmp_path_factory):
+    """The evaluated run, straight through: its output_dir, the splits it scored (score_split's calls) in order,
+    and its results. Tests copy the directory before they change anything in it."""
     out = tmp_path_factory.mktemp("uninterrupted")
-    translation.run(_options(data, out, test_tsv=str(data / "test.tsv"), **EVALUATED_RUN))
-    return out
+    scored, score = [], translation.score_split
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(translation, "score_split", lambda *args: scored.append(args[4]) or score(*args))
+        results = translation.run(_options(data, out, test_tsv=str(data / "test.tsv"), **EVALUATED_RUN))
+    return out, scored, results
 
 
 def _crash_at(crash_step):
@@ -351,11 +347,12 @@ def _kill_once(monkeypatch, owner, name, when, after=False):
     monkeypatch.setattr(owner, name, patched)
 
 
+@pytest.mark.xdist_group("nmt_uninterrupted")
 @pytest.mark.long
 @pytest.mark.parametrize("window", ["training", "after_the_save", "dev_evaluation", "best_checkpoint_copy"])
 def test_a_kill_in_any_window_then_a_rerun_gives_the_uninterrupted_outputs(data, tmp_path, monkeypatch,
                                                                           uninterrupted, window):
-    out = tmp_path / window
+    uninterrupted, out = uninterrupted[0], tmp_path / window
     options = _options(data, out, test_tsv=str(data / "test.tsv"), **EVALUATED_RUN)
     callbacks = ()
     if window == "training":  # Step 4: after the checkpoint and evaluation of step 3.
@@ -374,17 +371,22 @@ def test_a_kill_in_any_window_then_a_rerun_gives_the_uninterrupted_outputs(data,
     translation.run(options)
     for name in OUTPUT_FILES:
         assert (out / name).read_bytes() == (uninterrupted / name).read_bytes(), name
-    a = tf.train.load_checkpoint(str(uninterrupted / "best" / "model.ckpt"))
-    b = tf.train.load_checkpoint(str(out / "best" / "model.ckpt"))
-    for name in a.get_variable_to_shape_map():
-        np.testing.assert_array_equal(a.get_tensor(name), b.get_tensor(name), err_msg=name)
+    # The best weights, and the last checkpoint whole (weights, Adam's slots, the step), bit for bit.
+    for checkpoint in ("best/model.ckpt", "model.ckpt-6"):
+        a = tf.train.load_checkpoint(str(uninterrupted / checkpoint))
+        b = tf.train.load_checkpoint(str(out / checkpoint))
+        names = sorted(a.get_variable_to_shape_map())
+        assert names == sorted(b.get_variable_to_shape_map()) and len(names) > 40
+        for name in names:
+            np.testing.assert_array_equal(a.get_tensor(name), b.get_tensor(name), err_msg=checkpoint + ": " + name)
 
 
 def test_xla_compiled_steps_train_as_the_plain_steps(data, tmp_path):
     """--jit_compile: the weights of the plain steps up to rounding, frozen groups bit for bit.
 
-    One pair of runs covers both: the decoder's FFN frozen, the encoders' FFNs trained beside it. (The
-    trainer's compiled step without any freezing is compared in lm/ and modeling/'s tests.)"""
+    One pair of runs covers both: the decoder's FFN frozen, the encoders' FFNs trained beside it; the plain
+    run is also the freezing check of that selector. (The trainer's compiled step without any freezing is
+    compared in lm/ and modeling/'s tests.)"""
     config_file = xla_comparison.config_without_dropout(data / "model.json", tmp_path)
     freeze = "ffn:decoder:0"
     for jit_compile in (False, True):
@@ -395,29 +397,33 @@ def test_xla_compiled_steps_train_as_the_plain_steps(data, tmp_path):
     trained_ffn = set(PARAMETER_GROUPS.select(names, PARAMETER_GROUPS.parse_selectors("ffn"))) - frozen
     assert len(frozen) >= 4 and len(trained_ffn) >= 8
     assert xla_comparison.assert_trains_alike(tmp_path / "False", tmp_path / "True", 2, 4, frozen) > 20
+    _assert_only_the_selected_groups_stay(tmp_path / "False", freeze)
     # The encoders' FFNs moved under XLA, as in the plain run (compared above to rounding).
     before, after = (tf.train.load_checkpoint(str(tmp_path / "True" / ("model.ckpt-%d" % step))) for step in (2, 4))
     assert all(not np.array_equal(before.get_tensor(name), after.get_tensor(name)) for name in trained_ffn)
 
 
-def test_final_dev_scores_reuse_the_best_evaluation_and_equal_a_fresh_decode(data, tmp_path, monkeypatch):
+@pytest.mark.xdist_group("nmt_uninterrupted")
+def test_final_dev_scores_reuse_the_best_evaluation_and_equal_a_fresh_decode(data, tmp_path, monkeypatch,
+                                                                            uninterrupted):
     """The best checkpoint's dev translations made during training are the final ones, bit for bit."""
+    run, scored, results = uninterrupted
+    assert scored == ["dev", "dev", "test"]  # dev at steps 3 and 6, none after training; then the test text
     out = tmp_path / "run"
-    options = _options(data, out, num_train_steps=6, save_checkpoints_steps=2, iterations_per_loop=2, do_eval=True)
-    calls = []
-    score = translation.score_split
-    monkeypatch.setattr(translation, "score_split", lambda *args: calls.append(args[4]) or score(*args))
-    trained = translation.run(options)["dev"]
-    assert calls == ["dev"] * 3  # steps 2, 4 and 6; none after training
+    shutil.copytree(run, out)
     reused = (out / "translations.dev.txt").read_text(encoding="utf-8")
     written = _read_results(out / "eval_results.txt")
     # Scoring the best checkpoint afresh, in a new run without training, gives the same file and figures.
     (out / "translations.dev.txt").unlink()
-    fresh = translation.run(dataclasses.replace(options, do_train=False))["dev"]
-    assert calls == ["dev"] * 4
+    calls, score = [], translation.score_split
+    monkeypatch.setattr(translation, "score_split", lambda *args: calls.append(args[4]) or score(*args))
+    options = _options(data, out, test_tsv=str(data / "test.tsv"), **EVALUATED_RUN)
+    fresh = translation.run(dataclasses.replace(options, do_train=False, do_predict=False))["dev"]
+    assert calls == ["dev"]
     assert (out / "translations.dev.txt").read_text(encoding="utf-8") == reused
     # (Without training data the fresh run counts no epochs.)
     rescored = _read_results(out / "eval_results.txt")
     assert rescored.pop("epochs") == "0.0" and written.pop("epochs") != "0.0"
     assert rescored == written
+    trained = results["dev"]
     assert dict(fresh, epochs=None) == dict(trained, epochs=None) and trained["global_step"] == trained["best_step"]
