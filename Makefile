@@ -28,7 +28,7 @@ $(EXTENSIONS_STAMP): $(STAMP) $(CYTHON_SOURCES) $(CYTHON_HEADERS)
 	touch $(EXTENSIONS_STAMP)
 
 test: setup
-	$(PY) -m pytest -n 2 --dist loadgroup --durations=15 $(PYTEST_ARGS)
+	$(PY) -m pytest -n 2 --durations=15 $(PYTEST_ARGS)
 
 # On a real Slurm (tests/slurm/): tools/local_slurm.sh installs Debian's slurm-wlm and munge when
 # missing (root) and runs slurmctld and slurmd on localhost; skipped, saying why, where it cannot.

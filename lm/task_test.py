@@ -204,7 +204,6 @@ def straight(text, tmp_path_factory):
     return out
 
 
-@pytest.mark.xdist_group("lm_straight")
 def test_resume_after_a_crash_is_exact(text, tmp_path, straight):
     runs = STRAIGHT
 
@@ -360,7 +359,6 @@ def test_empty_file_and_vocabulary_mismatch_are_named(text, tmp_path):
         task.run(_options(text, tmp_path / "d", vocab_file=None, vocab_size=5000))
 
 
-@pytest.mark.xdist_group("lm_straight")
 def test_a_resume_that_changes_the_run_is_refused_before_anything_is_built(text, tmp_path, straight):
     """Each change is one line naming the flag and both values; nothing is learned, built or written."""
     out = tmp_path / "out"

@@ -86,7 +86,6 @@ def trained(data_dir, tmp_path_factory):
     return output, pretraining.run(_options(data_dir, output, **TRAINED))
 
 
-@pytest.mark.xdist_group("pretraining_runs")
 def test_training_lowers_masked_lm_loss_and_writes_outputs(data_dir, untrained, trained):
     start, (output, results) = untrained, trained
     assert start["global_step"] == 1
@@ -174,7 +173,6 @@ def test_resume_after_kill_reaches_identical_weights(data_dir, tmp_path, busy_co
         np.testing.assert_array_equal(a.get_tensor(name), b.get_tensor(name), err_msg=name)
 
 
-@pytest.mark.xdist_group("pretraining_runs")
 def test_nan_loss_stops_and_keeps_last_good_checkpoint(data_dir, tmp_path, trained):
     output = tmp_path / "out"
     shutil.copytree(trained[0], output)
@@ -225,7 +223,6 @@ def test_checkpoints_keep_the_newest_five(data_dir, tmp_path):
     assert states == sorted("ckpt-%d.%s" % (s, ext) for s in kept for ext in ("index", "data-00000-of-00001"))
 
 
-@pytest.mark.xdist_group("pretraining_runs")
 def test_lamb_pretrains(data_dir, tmp_path, untrained):
     """--optimizer=lamb: the loss falls, and the checkpoint holds LAMB's moments under the original slot names."""
     start = untrained
@@ -265,7 +262,6 @@ def test_lamb_with_freezing_resumes_exactly(data_dir, tmp_path):
     assert "bert/encoder/layer_1/attention/self/query/kernel/adam_m" in names
 
 
-@pytest.mark.xdist_group("pretraining_runs")
 def test_a_resume_with_another_batch_size_or_data_is_refused_in_one_line(data_dir, tmp_path, trained):
     output = tmp_path / "out"
     shutil.copytree(trained[0], output)

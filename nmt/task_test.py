@@ -295,7 +295,6 @@ def test_bad_files_are_named_before_any_model(data, tmp_path):
         translation.run(_options(data, tmp_path / "out3", spm_model=str(unk_first) + ".model"))
 
 
-@pytest.mark.xdist_group("nmt_uninterrupted")
 def test_a_resume_on_another_vocabulary_is_refused_before_one_is_learned(data, tmp_path, uninterrupted):
     out = tmp_path / "out"
     shutil.copytree(uninterrupted[0], out)
@@ -347,7 +346,6 @@ def _kill_once(monkeypatch, owner, name, when, after=False):
     monkeypatch.setattr(owner, name, patched)
 
 
-@pytest.mark.xdist_group("nmt_uninterrupted")
 @pytest.mark.long
 @pytest.mark.parametrize("window", ["training", "after_the_save", "dev_evaluation", "best_checkpoint_copy"])
 def test_a_kill_in_any_window_then_a_rerun_gives_the_uninterrupted_outputs(data, tmp_path, monkeypatch,
@@ -403,7 +401,6 @@ def test_xla_compiled_steps_train_as_the_plain_steps(data, tmp_path):
     assert all(not np.array_equal(before.get_tensor(name), after.get_tensor(name)) for name in trained_ffn)
 
 
-@pytest.mark.xdist_group("nmt_uninterrupted")
 def test_final_dev_scores_reuse_the_best_evaluation_and_equal_a_fresh_decode(data, tmp_path, monkeypatch,
                                                                             uninterrupted):
     """The best checkpoint's dev translations made during training are the final ones, bit for bit."""
