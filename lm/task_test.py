@@ -173,12 +173,14 @@ def _assert_only_the_frozen_groups_stay(out, preset):
 
 # ("attention" is checked the same way on the plain run of the --jit_compile test.)
 @pytest.mark.parametrize("preset", [preset for preset in PRESETS if preset != "attention"])
+@pytest.mark.eager
 def test_freezing_presets_keep_frozen_groups_bitwise(text, tmp_path, preset):
     out = tmp_path / preset.replace(",", "_")
     task.run(_options(text, out, freeze=preset, do_eval=False))
     _assert_only_the_frozen_groups_stay(out, preset)
 
 
+@pytest.mark.eager
 def test_seed_only_frozen_checkpoints_load_for_evaluation(text, tmp_path):
     out = tmp_path / "seeded"
     trained = task.run(_options(text, out, freeze="ffn", save_frozen="seed"))["eval"]
@@ -222,6 +224,7 @@ def test_resume_after_a_crash_is_exact(text, tmp_path, straight):
         np.testing.assert_array_equal(a.get_tensor(name), b.get_tensor(name), err_msg=name)
 
 
+@pytest.mark.eager
 def test_early_stopping_keeps_the_best_held_out_checkpoint_and_scores_it(text, tmp_path, monkeypatch):
     # Held-out perplexity at steps 2, 4, 6, 8 (scripted): best 40 at step 4, then two worse ones whose
     # trend is no fall beyond noise: patience 2 stops at step 8. The final scores are real ones.
@@ -279,6 +282,7 @@ def test_early_stopping_keeps_the_best_held_out_checkpoint_and_scores_it(text, t
     assert os.path.basename(tf.train.latest_checkpoint(str(out))) == "model.ckpt-8"
 
 
+@pytest.mark.eager
 def test_learns_and_reuses_a_vocabulary(text, tmp_path):
     out = tmp_path / "learned"
     task.run(_options(text, out, vocab_file=None, vocab_size=40, num_train_steps=2))
@@ -290,6 +294,7 @@ def test_learns_and_reuses_a_vocabulary(text, tmp_path):
     assert (out / vocabulary_lib.MODEL_FILE).read_bytes() == first
 
 
+@pytest.mark.eager
 def test_reads_the_lm1b_layout(text, tmp_path):
     train_dir = tmp_path / "1-billion-word-language-modeling-benchmark-r13output" / \
         "training-monolingual.tokenized.shuffled"

@@ -160,6 +160,7 @@ def test_training_raises_bleu_and_writes_results_and_translations(data, tmp_path
     assert json.loads((out / "nmt_config.json").read_text())["head_size"] == 6
 
 
+@pytest.mark.eager
 def test_best_checkpoint_and_early_stopping(data, tmp_path, monkeypatch):
     bleus = iter([10.0, 12.0, 11.0, 11.5, 20.0])
 
@@ -201,12 +202,14 @@ def _assert_only_the_selected_groups_stay(out, preset):
 
 # (One selector more, "ffn:decoder:0", is checked the same way on the plain run of the --jit_compile test.)
 @pytest.mark.parametrize("preset", PRESETS + ["attention:encoder"])
+@pytest.mark.eager
 def test_freezing_presets_keep_frozen_groups_bitwise(data, tmp_path, preset):
     out = tmp_path / preset.replace(",", "_").replace(":", "_")
     translation.run(_options(data, out, freeze=preset))
     _assert_only_the_selected_groups_stay(out, preset)
 
 
+@pytest.mark.eager
 def test_frozen_groups_saved_as_their_seed_regenerate_bit_for_bit(data, tmp_path):
     """The toolkit scheme's uniform draws regenerate from the manifest as the truncated normals did."""
     out = tmp_path / "seeded"

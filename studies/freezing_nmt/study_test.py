@@ -147,6 +147,7 @@ def test_small_scale_configs_seeds_and_plan(tmp_path, capsys):
 
 
 @pytest.mark.long
+@pytest.mark.eager
 def test_small_scale_end_to_end_on_a_slice_averages_seeds(monkeypatch, tmp_path):
     monkeypatch.setitem(nmt_experiments.SCALES, "small", dataclasses.replace(MICRO, name="small", seeds=(1, 2),
                                                                             freezings=("ffn",)))
@@ -245,6 +246,7 @@ def test_width_results_are_read_and_refused_by_name(tmp_path):
 
 
 @pytest.mark.long
+@pytest.mark.eager
 def test_a_micro_width_report_sets_another_width_beside_its_own(monkeypatch, tmp_path):
     paths = synthetic.write_task(str(tmp_path / "data"), seed=0, num_train=300, num_dev=10, num_test=10)
     data = dict(train_tsv=paths.train, dev_tsv=paths.dev, test_tsv=paths.test)

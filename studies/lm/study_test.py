@@ -77,6 +77,7 @@ def test_every_plan_line_is_a_valid_run_lm_command(name, tmp_path):
     assert "${LM_TRAIN_FILE}" in steps_text and steps_text.count("--vocab_size=32000") == 1
 
 
+@pytest.mark.eager
 def test_a_figure_runs_end_to_end_then_resumes(monkeypatch, micro_text, tmp_path, caplog):
     monkeypatch.setitem(lm_experiments.SCALES, "tiny", MICRO)
     figure = lm_experiments.EXPERIMENTS["lm_figure4"]
@@ -104,6 +105,7 @@ def test_a_figure_runs_end_to_end_then_resumes(monkeypatch, micro_text, tmp_path
     assert again["results"] == written["results"]
 
 
+@pytest.mark.eager
 def test_freezing_lm_runs_and_draws_bars(monkeypatch, micro_text, tmp_path):
     monkeypatch.setitem(lm_experiments.SCALES, "tiny", MICRO)
     study = lm_experiments.EXPERIMENTS["freezing_lm"]
@@ -178,6 +180,7 @@ def test_small_scale_plans_three_seeds_per_row_and_needs_real_text(tmp_path, cap
     assert "Expected time: about 94 minutes for 18 runs one at a time on 2 CPU cores (5.2 min per run" in capsys.readouterr().out
 
 
+@pytest.mark.eager
 def test_seeds_are_averaged_with_their_spread(monkeypatch, micro_text, tmp_path):
     monkeypatch.setitem(lm_experiments.SCALES, "small", dataclasses.replace(MICRO, name="small", seeds=(1, 2)))
     study = lm_experiments.EXPERIMENTS["freezing_lm"]
@@ -240,6 +243,7 @@ def test_converged_scale_plans_early_stopping_from_a_schedule_without_a_step_cou
 
 
 @pytest.mark.long
+@pytest.mark.eager
 def test_a_converged_figure_reports_curves_and_epochs_to_best_and_keeps_them(monkeypatch, micro_text, tmp_path):
     converged = dataclasses.replace(MICRO, name="tiny_converged", num_train_steps=12, save_checkpoints_steps=2,
                                     learning_rate_schedule="inverse_sqrt", early_stopping_patience=2, seeds=(1, 2))

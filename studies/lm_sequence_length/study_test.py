@@ -77,6 +77,7 @@ def test_rows_and_seeds_select_a_subset(tmp_path):
 
 
 @pytest.mark.long
+@pytest.mark.eager
 def test_a_micro_study_runs_end_to_end_with_its_gap_table_and_plot(monkeypatch, micro_text, tmp_path):  # noqa: F811
     monkeypatch.setitem(experiments.SCALES, "tiny", MICRO)
     written = studies.run(_options(tmp_path / "out", **micro_text))
