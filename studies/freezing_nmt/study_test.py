@@ -4,6 +4,7 @@ import dataclasses
 import json
 import os
 import re
+import warnings
 
 import pytest
 
@@ -235,6 +236,16 @@ def test_the_width_trend_reads_each_settings_cost_against_its_yardstick():
            "reproduced |" in text
     with pytest.raises(ValueError, match="two reports have the same width"):
         widths.trend([narrow, narrow])
+
+
+def test_a_width_plot_without_any_share_says_so(tmp_path):
+    trend = dict(widths=[8, 16], settings=dict(ffn=dict(verdict=None, points=[
+        dict(hidden_size=8, mean=None, std=None), dict(hidden_size=16, mean=None, std=None)])))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # matplotlib warns of a legend without entries
+        path = widths.plot(str(tmp_path), trend, "tiny")
+    with open(path, "rb") as f:
+        assert f.read(8) == b"\x89PNG\r\n\x1a\n"
 
 
 def test_width_results_are_read_and_refused_by_name(tmp_path):

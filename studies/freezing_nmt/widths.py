@@ -143,6 +143,7 @@ def plot(output_dir, widths_trend, scale_name):
     ax.annotate("the paper: 98% (2% cost)", (widths_trend["widths"][0], 98), fontsize=7, xytext=(0, 3),
                 textcoords="offset points")
     ax.set_xscale("log", base=2)
+    ax.set_xlim(widths_trend["widths"][0] / 1.25, widths_trend["widths"][-1] * 1.25)
     ax.set_xticks(widths_trend["widths"])
     ax.set_xticklabels([str(d) for d in widths_trend["widths"]])
     ax.minorticks_off()
@@ -150,7 +151,10 @@ def plot(output_dir, widths_trend, scale_name):
     ax.set_ylabel("test BLEU, % of the same width's baseline\n(mean ± std over seeds)")
     ax.set_title("freezing_nmt across widths (%s and the reports given)" % scale_name, fontsize=9)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=8)
+    else:  # Every width's baseline scored no BLEU (a micro run): say so rather than draw an empty legend.
+        ax.text(0.5, 0.3, "no share to plot: no baseline scored any BLEU", transform=ax.transAxes, ha="center")
     figure.tight_layout()
     figure.savefig(path, dpi=110)
     plt.close(figure)
