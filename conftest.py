@@ -1,4 +1,5 @@
 """Test-wide settings: quiet TensorFlow logs, CPU only."""
+import contextlib
 import os
 
 import pytest
@@ -23,18 +24,34 @@ def pytest_addoption(parser):
                      "tf.functions too, as every other test runs.")
 
 
-@pytest.fixture(autouse=True)
-def _functions_run_eagerly_if_marked(request):
-    """A test marked `eager` runs its tf.functions as plain Python (tf.config.run_functions_eagerly): the same
-    operations, without tracing and optimising a graph first, which is most of a micro run's time. Session-scoped
-    fixtures are built before this one, in graph mode, so shared runs are the compiled ones."""
-    if request.node.get_closest_marker("eager") is None or request.config.getoption("--no-eager"):
+@contextlib.contextmanager
+def _functions_run_eagerly(config):
+    """tf.functions run as plain Python inside (tf.config.run_functions_eagerly), unless --no-eager."""
+    if config.getoption("--no-eager"):
         yield
         return
-    import tensorflow as tf  # pylint: disable=import-outside-toplevel  # Only the marked tests need it here.
+    import tensorflow as tf  # pylint: disable=import-outside-toplevel  # Only the eager tests need it here.
 
+    before = tf.config.functions_run_eagerly()
     tf.config.run_functions_eagerly(True)
     try:
         yield
     finally:
-        tf.config.run_functions_eagerly(False)
+        tf.config.run_functions_eagerly(before)
+
+
+@pytest.fixture(autouse=True)
+def _functions_run_eagerly_if_marked(request):
+    """A test marked `eager` runs its tf.functions as plain Python: the same operations, without tracing and
+    optimising a graph first, which is most of a micro run's time. Session-scoped fixtures are built before this
+    one, in graph mode, so shared runs are the compiled ones, unless they ask for `eager_functions`."""
+    with _functions_run_eagerly(request.config) if request.node.get_closest_marker("eager") else \
+            contextlib.nullcontext():
+        yield
+
+
+@pytest.fixture(scope="session")
+def eager_functions(request):
+    """For a session-scoped run that only tests marked `eager` compare with, bit for bit: `with eager_functions():`
+    runs it as they run (eagerly, or compiled with --no-eager), since a compiled graph may round differently."""
+    return lambda: _functions_run_eagerly(request.config)

@@ -41,8 +41,8 @@ def _dictionary_pairs(count, seed):
     return "\n".join(lines) + "\n"
 
 
-# Session-scoped, as `uninterrupted` below: the long tests run first (conftest.py), and a module-scoped fixture
-# would be built again when the module's other tests come.
+# Session-scoped, as `uninterrupted` below: `make test`'s two workers take this module's tests in turns, and a
+# module-scoped fixture is built again whenever a worker comes back to the module after another one.
 @pytest.fixture(scope="session")
 def data(tmp_path_factory):
     """train/dev/test.tsv of the dictionary task, a learned 60-piece joint vocabulary, a tiny model config."""
@@ -298,6 +298,7 @@ def test_bad_files_are_named_before_any_model(data, tmp_path):
         translation.run(_options(data, tmp_path / "out3", spm_model=str(unk_first) + ".model"))
 
 
+@pytest.mark.eager
 def test_a_resume_on_another_vocabulary_is_refused_before_one_is_learned(data, tmp_path, uninterrupted):
     out = tmp_path / "out"
     shutil.copytree(uninterrupted[0], out)
@@ -316,12 +317,14 @@ OUTPUT_FILES = ("eval_results.txt", "test_results.txt", "translations.dev.txt", 
 
 
 @pytest.fixture(scope="session")
-def uninterrupted(data, tmp_path_factory):
+def uninterrupted(data, tmp_path_factory, eager_functions):
     """The evaluated run, straight through: its output_dir, the splits it scored (score_split's calls) in order,
-    and its results. Tests copy the directory before they change anything in it."""
+    and its results. Tests copy the directory before they change anything in it. Eager, as the tests that use it
+    (their subject is the bookkeeping around the steps; the trainer's compiled resume is lm/'s and the chaos
+    test's)."""
     out = tmp_path_factory.mktemp("uninterrupted")
     scored, score = [], translation.score_split
-    with pytest.MonkeyPatch.context() as patch:
+    with pytest.MonkeyPatch.context() as patch, eager_functions():
         patch.setattr(translation, "score_split", lambda *args: scored.append(args[4]) or score(*args))
         results = translation.run(_options(data, out, test_tsv=str(data / "test.tsv"), **EVALUATED_RUN))
     return out, scored, results
@@ -349,7 +352,7 @@ def _kill_once(monkeypatch, owner, name, when, after=False):
     monkeypatch.setattr(owner, name, patched)
 
 
-@pytest.mark.long
+@pytest.mark.eager
 @pytest.mark.parametrize("window", ["training", "after_the_save", "dev_evaluation", "best_checkpoint_copy"])
 def test_a_kill_in_any_window_then_a_rerun_gives_the_uninterrupted_outputs(data, tmp_path, monkeypatch,
                                                                           uninterrupted, window):
@@ -404,6 +407,7 @@ def test_xla_compiled_steps_train_as_the_plain_steps(data, tmp_path):
     assert all(not np.array_equal(before.get_tensor(name), after.get_tensor(name)) for name in trained_ffn)
 
 
+@pytest.mark.eager
 def test_final_dev_scores_reuse_the_best_evaluation_and_equal_a_fresh_decode(data, tmp_path, monkeypatch,
                                                                             uninterrupted):
     """The best checkpoint's dev translations made during training are the final ones, bit for bit."""
