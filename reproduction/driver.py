@@ -23,7 +23,7 @@ from absl import logging
 
 from options import Options, option
 import outputs
-from reproduction import archive, plan as plan_lib, processes, runner, selection, slurm
+from reproduction import archive, plan as plan_lib, processes, runner, selection, slurm, timing
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCALES = ("paper", "small", "small_converged", "small_d32", "small_d128", "tiny", "tiny_converged")
@@ -49,8 +49,9 @@ class ReproduceOptions(slurm.SlurmOptions):
         "(with 2 cores and 2 runs: one core each), a run starting once the runs it reads from are finished; its "
         "log goes to <output_dir>/logs/. 1: one after the other in this process. Default: the study's, measured "
         "per scale and number of cores (docs/reproduction.md#runs-side-by-side).", minimum=1)
-    dry_run: bool = option(False, "Write and print the plan (plan.sh, plan.md); run nothing (with --launcher=slurm: "
-                           "also write the job scripts and submit.sh; submit nothing).")
+    dry_run: bool = option(False, "Write and print the plan (plan.sh, plan.md) and the times measured so far (the "
+                           "machine records of the runs finished here and in --runs_dir); run nothing (with "
+                           "--launcher=slurm: also write the job scripts and submit.sh; submit nothing).")
     rows: Optional[str] = option(
         None, "Run these rows of the plan only, comma-separated, named as plan.md names them (or by their last "
         "part where that names one row: --rows=none,ffn), with the earlier steps they read from (the row that "
@@ -234,6 +235,10 @@ def run(options, registry):
         logging.info("%s", plan.expected_time)
         print(plan.expected_time, flush=True)
     if options.dry_run and options.launcher == "local":
+        kept_runs = archive.RunArchive(options.runs_dir, output_dir) if options.runs_dir else None
+        measured = timing.measured_lines(plan.steps, timing.records(plan.steps, kept_runs), options.parallel_runs)
+        if measured:
+            print("\n".join([""] + measured), flush=True)
         return written
     steps, added = selection.select(plan.steps, options.rows, options.seeds)
     if options.rows or options.seeds:

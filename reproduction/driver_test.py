@@ -9,6 +9,7 @@ import json
 import os
 import re
 import shutil
+import time
 
 import pytest
 
@@ -395,3 +396,40 @@ def test_the_default_of_parallel_runs_is_the_scale_s_at_most_one_per_core():
     assert [study.parallel_runs("small", cores) for cores in (1, 2, 8)] == [1, 2, 2]
     assert study.parallel_runs("tiny", 8) == 1 and study.parallel_runs("paper", 8) == 1
     assert _Study().parallel_runs("small", 8) == 1  # a study without scales
+
+
+def test_a_run_stopped_and_resumed_records_the_time_of_both_attempts_and_a_dry_run_reads_them_back(
+        tmp_path, corpus, monkeypatch, capsys):
+    crashed = []
+
+    def crashes_once(options):
+        time.sleep(0.3)
+        if os.path.basename(options.output_dir) == "ffn_seed1" and not crashed:
+            crashed.append(True)
+            raise RuntimeError("a crash part-way")
+        _program(options)
+
+    monkeypatch.setattr(_Study, "programs", lambda self: {"fake.py": (_ProgramOptions, crashes_once)})
+    runs = tmp_path / "kept"
+    with pytest.raises(RuntimeError, match="a crash part-way"):
+        _run(tmp_path / "out", corpus, runs_dir=str(runs), rows="model/ffn")
+    elapsed = json.loads((tmp_path / "out" / "ffn_seed1" / "result.txt.elapsed.json").read_text())
+    assert elapsed["attempts"] == 1 and elapsed["seconds"] >= 0.3
+    _run(tmp_path / "out", corpus, runs_dir=str(runs), rows="model/ffn")
+    record = json.loads((tmp_path / "out" / "ffn_seed1" / "result.txt.machine.json").read_text())
+    assert record["attempts"] == 2 and record["seconds"] >= elapsed["seconds"] + 0.3
+    assert not (tmp_path / "out" / "ffn_seed1" / "result.txt.elapsed.json").exists()  # the record holds it now
+    once = json.loads((tmp_path / "out" / "none_seed1" / "result.txt.machine.json").read_text())
+    assert once["attempts"] == 1
+    # Elsewhere, a dry run reads the kept records back: the finished rows' times, the others' from their stage.
+    capsys.readouterr()
+    _run(tmp_path / "elsewhere", corpus, runs_dir=str(runs), dry_run=True)
+    printed = capsys.readouterr().out
+    assert "From the machine records of the 3 finished step(s) (here and in --runs_dir)" in printed
+    # ffn_seed1 ran twice 0.3 s or more, ffn_seed2 once: their median and range.
+    assert re.search(r"^\| model/ffn \| 2 of 2 \| 0m0\ds \| 0m0\ds – 0m0[1-9]s \| 0 \| — \|$", printed, re.M)
+    assert re.search(r"^\| model/none \| 1 of 2 \| 0m0\ds \| — \| 1 \| 0m0\ds \|$", printed, re.M)
+    assert re.search(r"^\| deep/none \| 0 of 2 \| — \| — \| 2 \| 0m0\ds \|$", printed, re.M)
+    assert re.search(r"^The 4 step\(s\) left: about 0m\d\ds of runs \(each row's median so far\), so about 0m\d\ds "
+                     r"with 1 at a time on machines like these; not counted, no run of their stage measured yet: "
+                     r"data\.$", printed, re.M)

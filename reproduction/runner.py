@@ -15,7 +15,8 @@ starts: a finished or half-run step found with other inputs (another corpus,
 another config) is refused, naming the flag, and a finished one found with no
 record is refused too, since nothing tells what it ran on. Once a step
 finishes, <output>.machine.json records where and how it ran: the CPU, its
-bfloat16 support, the dtype, the threads, the wall time.
+bfloat16 support, the dtype, the threads, the wall time over all its attempts
+(reproduction/timing.py), which --dry_run and the ETA read back.
 """
 
 import inspect
@@ -29,7 +30,7 @@ import tf_keras
 from absl import logging
 
 import outputs
-from reproduction import plan as plan_lib, processes
+from reproduction import plan as plan_lib, processes, timing
 from training import compute_dtype
 
 
@@ -94,22 +95,18 @@ def call_step(options_class, run_step, flags):
     tf_keras.mixed_precision.set_global_policy("float32")
 
 
-def machine_record(step, seconds, cores, parallel_runs):
-    """What <output>.machine.json says of a finished step: where and how it ran."""
+def machine_record(step, seconds, cores, parallel_runs, attempts=1):
+    """What <output>.machine.json says of a finished step: where and how its last attempt ran, and the wall time
+    of all its attempts (`seconds`; timing.Clock)."""
     return dict(step=step.name, cpu=compute_dtype.describe_cpu(), dtype=step.flags.get("dtype"),
                 cores=len(cores), threads=len(cores), parallel_runs=parallel_runs, seconds=round(seconds, 1),
+                attempts=attempts,
                 finished=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), tensorflow=tf.__version__,
                 python=platform.python_version())
 
 
 def _write_machine(step, record):
     outputs.write_text(step.machine_file(), json.dumps(record, indent=1, sort_keys=True) + "\n")
-
-
-def _duration(seconds):
-    seconds = int(round(seconds))
-    return "%dh%02dm" % (seconds // 3600, seconds % 3600 // 60) if seconds >= 3600 else \
-        "%dm%02ds" % (seconds // 60, seconds % 60)
 
 
 def _readers(steps):
@@ -185,7 +182,8 @@ class _Progress:
         work = queued * mean + sum(max(mean - elapsed, 0.0) for elapsed in running_for)
         eta = work / min(self.parallel_runs, max(self.left, 1))
         self.line(step, "done in %s; elapsed %s, ETA %s for %d more step(s) (from the steps finished so far%s).",
-                  _duration(seconds), _duration(time.time() - self.started), _duration(eta), self.left,
+                  timing.duration(seconds), timing.duration(time.time() - self.started), timing.duration(eta),
+                  self.left,
                   ", %d at a time" % self.parallel_runs if self.parallel_runs > 1 else "")
 
 
@@ -232,15 +230,31 @@ def run(steps, programs, before_step=None, output_dir=None, archive=None, parall
             progress.line(step, "left out: every step that reads its outputs is finished.")
         else:  # refused before anything runs, not after hours of other steps
             check_inputs(step, output_dir, produced, finished=False)
+    _log_expected_time(steps, to_run, archive, parallel_runs)
     if parallel_runs > 1:
         _run_in_processes(to_run, programs, before_step, output_dir, archive, parallel_runs, progress)
     else:
         for step in to_run:
             _start(step, before_step, progress, "running %s." % step.program)
-            started = time.time()
-            call_step(*programs[step.program], step.flags)
-            _finish(step, time.time() - started, processes.usable_cores(), 1, archive, progress)
+            clock = timing.Clock(step)
+            try:
+                call_step(*programs[step.program], step.flags)
+            finally:
+                seconds, attempts = clock.stop()
+            _finish(step, seconds, processes.usable_cores(), 1, archive, progress, attempts=attempts)
     return len(to_run), len(steps) - len(to_run)
+
+
+def _log_expected_time(steps, to_run, archive, parallel_runs):
+    """Before the first step runs: how long the steps to run should take, from the machine records of the
+    finished ones (timing.estimates), if any."""
+    measured = timing.records(steps, archive)
+    expected = timing.estimates(steps, measured)
+    known = [expected[step.name] for step in to_run if step.name in expected]
+    if known:
+        logging.info("Expected: about %s for %d of the %d step(s) to run, %d at a time (each row's median run in "
+                     "the machine records of %d finished step(s)).", timing.duration(sum(known) / parallel_runs),
+                     len(known), len(to_run), parallel_runs, len(measured))
 
 
 def _start(step, before_step, progress, text):
@@ -251,11 +265,12 @@ def _start(step, before_step, progress, text):
     progress.line(step, text)
 
 
-def _finish(step, seconds, cores, parallel_runs, archive, progress, running_for=()):
+def _finish(step, seconds, cores, parallel_runs, archive, progress, running_for=(), attempts=1):
     """After a step ran: its outputs checked, where it ran recorded, its files kept, progress logged."""
     if not step.is_done():
         raise RuntimeError("Step %s ended without its outputs: %s" % (step.name, ", ".join(step.outputs)))
-    _write_machine(step, machine_record(step, seconds, cores, parallel_runs))
+    _write_machine(step, machine_record(step, seconds, cores, parallel_runs, attempts))
+    timing.forget(step)
     if archive is not None and archive.keep(step):
         progress.line(step, "kept in %s.", archive.directory)
     progress.finished(step, seconds, running_for)
@@ -266,6 +281,7 @@ def _run_in_processes(to_run, programs, before_step, output_dir, archive, parall
     shares = processes.core_shares(parallel_runs)
     free = list(range(parallel_runs))  # indices into shares
     waiting, running, failed = list(to_run), {}, []  # running: share index -> StepProcess
+    clocks = {}  # step name -> timing.Clock
     order = {step.name: index for index, step in enumerate(to_run)}
     try:
         while waiting or running:
@@ -282,6 +298,7 @@ def _run_in_processes(to_run, programs, before_step, output_dir, archive, parall
                     _start(step, before_step, progress, "running %s on core(s) %s; log: %s." % (
                         step.program, ",".join(map(str, shares[share])), child.log))
                     child.start()
+                    clocks[step.name] = timing.Clock(step)
                     running[share] = child
                     waiting.remove(step)
             elif not running:
@@ -294,6 +311,7 @@ def _run_in_processes(to_run, programs, before_step, output_dir, archive, parall
                 del running[share]
                 free.append(share)
                 free.sort()
+                seconds, attempts = clocks.pop(child.step.name).stop()
                 if code != 0 or not child.step.is_done():
                     failed.append(child)
                     logging.error("%s failed (exit code %d)%s; its log: %s. Last lines:\n%s", child.step.name, code,
@@ -301,11 +319,13 @@ def _run_in_processes(to_run, programs, before_step, output_dir, archive, parall
                                   if running else "", child.log, child.last_lines())
                     continue
                 now = time.time()
-                _finish(child.step, now - child.started, child.cores, parallel_runs, archive, progress,
-                        [now - other.started for other in running.values()])
+                _finish(child.step, seconds, child.cores, parallel_runs, archive, progress,
+                        [now - other.started for other in running.values()], attempts)
     finally:
         for child in running.values():  # an exception here (Ctrl-C): the children die with the run
             child.stop()
+        for clock in clocks.values():
+            clock.stop()
     if failed:
         raise RuntimeError("%d step(s) failed: %s. Their logs: %s. Fix the cause and run the same command again: "
                            "finished steps are skipped, the failed ones resume from their checkpoints."

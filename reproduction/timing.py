@@ -1,0 +1,168 @@
+"""How long a study's steps take: wall time counted over a step's attempts, and the time the steps left need.
+
+A step stopped part-way (a session's end, a kill, a crash) resumes from its checkpoints when run again, so its
+time is that of all its attempts. While a step runs, its `Clock` writes the time so far, every minute, to
+<output>.elapsed.json beside its first output; the next attempt counts on from there, and once the step finishes
+its machine record (<output>.machine.json, runner.machine_record) gives the total and the number of attempts, in
+place of that file. A kill loses at most the last minute.
+
+From the machine records of the steps finished under --output_dir or kept in --runs_dir, `measured_lines` says,
+row by row, how long a run took and how long the steps left should take at that pace: --dry_run prints it, and
+the runner logs the total before it starts.
+"""
+
+import collections
+import json
+import os
+import statistics
+import threading
+import time
+
+import outputs
+
+ELAPSED_SUFFIX = ".elapsed.json"
+UPDATE_SECONDS = 60.0  # how often a running step's time so far is written
+
+
+def duration(seconds):
+    """'1h02m' from an hour on, else '3m05s'."""
+    seconds = int(round(seconds))
+    return "%dh%02dm" % (seconds // 3600, seconds % 3600 // 60) if seconds >= 3600 else \
+        "%dm%02ds" % (seconds // 60, seconds % 60)
+
+
+def _read_json(path):
+    """The JSON object in `path`, or {} if there is none (or only a file cut short)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            value = json.load(f)
+    except (OSError, ValueError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+class Clock:
+    """The wall time of one step over all its attempts; a daemon thread writes it every UPDATE_SECONDS.
+
+    Started when an attempt starts (the step's output folder exists by then); `stop()` writes the total and
+    returns (seconds, attempts).
+    """
+
+    def __init__(self, step):
+        self.path = step.outputs[0] + ELAPSED_SUFFIX
+        earlier = _read_json(self.path)
+        self.earlier, self.attempts = float(earlier.get("seconds", 0.0)), int(earlier.get("attempts", 0)) + 1
+        self.started = time.time()
+        self._stopped = threading.Event()
+        self._write()
+        self._thread = threading.Thread(target=self._tick, name="clock of " + step.name, daemon=True)
+        self._thread.start()
+
+    def seconds(self):
+        return self.earlier + time.time() - self.started
+
+    def _write(self):
+        outputs.write_text(self.path, json.dumps(dict(seconds=round(self.seconds(), 1), attempts=self.attempts)))
+
+    def _tick(self):
+        while not self._stopped.wait(UPDATE_SECONDS):
+            self._write()
+
+    def stop(self):
+        self._stopped.set()
+        self._thread.join()
+        self._write()
+        return self.seconds(), self.attempts
+
+
+def forget(step):
+    """Removes a finished step's time so far: its machine record holds the total now."""
+    path = step.outputs[0] + ELAPSED_SUFFIX
+    if os.path.exists(path):
+        os.remove(path)
+
+
+def records(steps, archive=None):
+    """{step name: machine record} of the steps with one under --output_dir, else kept in `archive` (or None)."""
+    found = {}
+    for step in steps:
+        record = _read_json(step.machine_file()) or (archive.machine_record(step) if archive is not None else {})
+        if record.get("seconds") is not None:
+            found[step.name] = record
+    return found
+
+
+def _group(step):
+    return step.row or step.name
+
+
+def estimates(steps, measured):
+    """{step name: seconds} of the steps without a record in `measured`: the median run of the step's row and
+    stage, else of its stage, in the records; steps of a stage never measured are left out."""
+    by_row, by_stage = collections.defaultdict(list), collections.defaultdict(list)
+    for step in steps:
+        if step.name in measured:
+            by_row[_group(step), step.stage].append(measured[step.name]["seconds"])
+            by_stage[step.stage].append(measured[step.name]["seconds"])
+    found = {}
+    for step in steps:
+        if step.name not in measured:
+            same = by_row.get((_group(step), step.stage)) or by_stage.get(step.stage)
+            if same:
+                found[step.name] = statistics.median(same)
+    return found
+
+
+def _setting(record):
+    """How a record's run ran: its CPU, cores and runs side by side."""
+    return "%s, %s core(s) a run, %s at a time" % (record.get("cpu", "unknown CPU"), record.get("cores", "?"),
+                                                     record.get("parallel_runs", 1))
+
+
+def measured_lines(steps, measured, parallel_runs=None):
+    """The markdown lines on the times measured so far (`measured`: records()) and those the rest should take.
+
+    parallel_runs: how many steps the rest would run at once (None: as the records ran, the most common).
+    Returns [] when no step has a record.
+    """
+    if not measured:
+        return []
+    expected = estimates(steps, measured)
+    groups = collections.OrderedDict()
+    for step in steps:
+        groups.setdefault(_group(step), []).append(step)
+    lines = ["## Times measured so far",
+             "",
+             "From the machine records of the %d finished step(s) (here and in --runs_dir): the wall time of a run, "
+             "over all its attempts where it was stopped and resumed." % len(measured),
+             "",
+             "| row | finished | time a run (median) | range | left | expected for those left |",
+             "|---|---|---|---|---|---|"]
+    for name, group in groups.items():
+        seconds = [measured[step.name]["seconds"] for step in group if step.name in measured]
+        left = [step for step in group if step.name not in measured]
+        lines.append("| %s | %d of %d | %s | %s | %d | %s |" % (
+            name, len(seconds), len(group), duration(statistics.median(seconds)) if seconds else "—",
+            "%s – %s" % (duration(min(seconds)), duration(max(seconds))) if len(seconds) > 1 else "—", len(left),
+            duration(sum(expected[step.name] for step in left if step.name in expected)) if left else "—"))
+    settings = collections.Counter(_setting(record) for record in measured.values())
+    if parallel_runs is None:
+        parallel_runs = collections.Counter(record.get("parallel_runs", 1) for record in measured.values()
+                                            ).most_common(1)[0][0]
+    lines += ["", "Measured on: %s." % "; ".join("%s (%d run(s))" % item for item in settings.most_common())]
+    last_only = sorted(name for name, record in measured.items() if "attempts" not in record)
+    if last_only:
+        lines.append("%d record(s) predate the count over attempts and give the last attempt only, a lower bound for "
+                     "a run stopped and resumed: %s." % (len(last_only), ", ".join(last_only)))
+    left = [step for step in steps if step.name not in measured]
+    unknown = [step.name for step in left if step.name not in expected]
+    if left:
+        total = sum(expected.values())
+        lines.append("The %d step(s) left: about %s of runs (each row's median so far), so about %s with %d at a "
+                     "time on machines like these%s." % (
+                         len(left), duration(total), duration(total / max(1, min(parallel_runs, len(left)))),
+                         parallel_runs, "; not counted, no run of their stage measured yet: " + ", ".join(unknown)
+                         if unknown else ""))
+    else:
+        lines.append("Every step is finished.")
+    return lines

@@ -1,0 +1,77 @@
+"""A step's wall time over its attempts (a kill loses at most one update), and the times the steps left need."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from reproduction import timing
+from reproduction.plan import Step
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _step(tmp_path, name, row="", stage="train"):
+    return Step(name, row, stage, "fake.py", {}, (str(tmp_path / name / "result.txt"),))
+
+
+def test_a_clock_counts_on_after_its_process_is_killed(tmp_path):
+    step = _step(tmp_path, "run")
+    os.makedirs(tmp_path / "run")
+    # An attempt in a process of its own, killed with SIGKILL: nothing of its own ends it.
+    script = ("import sys, time; sys.path.insert(0, %r); from reproduction import timing, plan; "
+              "timing.UPDATE_SECONDS = 0.05; "
+              "timing.Clock(plan.Step('run', '', 'train', 'fake.py', {}, (%r,))); "
+              "print('started', flush=True); time.sleep(60)" % (ROOT, step.outputs[0]))
+    process = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    assert process.stdout.readline() == "started\n"
+    time.sleep(1.0)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    written = json.loads((tmp_path / "run" / ("result.txt" + timing.ELAPSED_SUFFIX)).read_text())
+    assert written["attempts"] == 1 and 0.9 <= written["seconds"] < 5
+    clock = timing.Clock(step)  # the next attempt counts on from what the killed one wrote
+    time.sleep(0.2)
+    seconds, attempts = clock.stop()
+    assert attempts == 2 and written["seconds"] + 0.2 <= seconds < written["seconds"] + 5
+    assert json.loads((tmp_path / "run" / ("result.txt" + timing.ELAPSED_SUFFIX)).read_text()) == dict(
+        seconds=round(seconds, 1), attempts=2)
+
+
+def test_each_row_is_expected_to_take_its_median_run_and_a_new_row_its_stages(tmp_path):
+    steps = [_step(tmp_path, "vocabulary", stage="data")]
+    steps += [_step(tmp_path, "%s_seed%d" % (row, seed), row) for row in ("a", "b", "c") for seed in (1, 2, 3)]
+    steps.append(_step(tmp_path, "report", stage="report"))
+    cpu = "Some CPU, family 1 model 2"
+    measured = {"vocabulary": dict(seconds=30.0, cpu=cpu, cores=2, parallel_runs=1, attempts=1),
+                "a_seed1": dict(seconds=3600.0, cpu=cpu, cores=1, parallel_runs=2, attempts=2),
+                "a_seed2": dict(seconds=4200.0, cpu=cpu, cores=1, parallel_runs=2, attempts=1),
+                "b_seed1": dict(seconds=600.0, cpu=cpu, cores=1, parallel_runs=2)}  # written before attempts
+    expected = timing.estimates(steps, measured)
+    # Row a: its median (3900 s); row b: its one run; row c, never run: the median of its stage's runs (3600 s).
+    assert expected == {"a_seed3": 3900.0, "b_seed2": 600.0, "b_seed3": 600.0, "c_seed1": 3600.0,
+                        "c_seed2": 3600.0, "c_seed3": 3600.0}
+    lines = timing.measured_lines(steps, measured)
+    assert "| a | 2 of 3 | 1h05m | 1h00m – 1h10m | 1 | 1h05m |" in lines
+    assert "| b | 1 of 3 | 10m00s | — | 2 | 20m00s |" in lines
+    assert "| c | 0 of 3 | — | — | 3 | 3h00m |" in lines
+    assert "| vocabulary | 1 of 1 | 0m30s | — | 0 | — |" in lines
+    total = 3900 + 1200 + 3 * 3600
+    assert ("The 7 step(s) left: about %s of runs (each row's median so far), so about %s with 2 at a time on "
+            "machines like these; not counted, no run of their stage measured yet: report." % (
+                timing.duration(total), timing.duration(total / 2))) in lines
+    assert ("Measured on: Some CPU, family 1 model 2, 1 core(s) a run, 2 at a time (3 run(s)); Some CPU, family 1 "
+            "model 2, 2 core(s) a run, 1 at a time (1 run(s)).") in lines
+    assert any(line.startswith("1 record(s) predate the count over attempts") and line.endswith(": b_seed1.")
+               for line in lines)
+    assert timing.measured_lines(steps, {}) == []
+
+
+@pytest.mark.parametrize("seconds, text", [(0, "0m00s"), (59.6, "1m00s"), (3599, "59m59s"), (3600, "1h00m"),
+                                           (90061, "25h01m")])
+def test_durations_read_as_the_progress_lines_print_them(seconds, text):
+    assert timing.duration(seconds) == text
