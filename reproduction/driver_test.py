@@ -425,11 +425,11 @@ def test_a_run_stopped_and_resumed_records_the_time_of_both_attempts_and_a_dry_r
     capsys.readouterr()
     _run(tmp_path / "elsewhere", corpus, runs_dir=str(runs), dry_run=True)
     printed = capsys.readouterr().out
-    assert "From the machine records of the 3 finished step(s) (here and in --runs_dir)" in printed
+    assert "From the machine records of 3 finished step(s) (here and in --runs_dir)" in printed
     # ffn_seed1 ran twice 0.3 s or more, ffn_seed2 once: their median and range.
-    assert re.search(r"^\| model/ffn \| 2 of 2 \| 0m0\ds \| 0m0\ds – 0m0[1-9]s \| 0 \| — \|$", printed, re.M)
-    assert re.search(r"^\| model/none \| 1 of 2 \| 0m0\ds \| — \| 1 \| 0m0\ds \|$", printed, re.M)
-    assert re.search(r"^\| deep/none \| 0 of 2 \| — \| — \| 2 \| 0m0\ds \|$", printed, re.M)
+    assert re.search(r"^\| model/ffn \| 2 of 2 \| 2 \| 0m0\ds \| 0m0\ds – 0m0[1-9]s \| 0 \| — \|$", printed, re.M)
+    assert re.search(r"^\| model/none \| 1 of 2 \| 1 \| 0m0\ds \| — \| 1 \| 0m0\ds \|$", printed, re.M)
+    assert re.search(r"^\| deep/none \| 0 of 2 \| 0 \| — \| — \| 2 \| 0m0\ds \|$", printed, re.M)
     assert re.search(r"^The 4 step\(s\) left: about 0m\d\ds of runs \(each row's median so far\), so about 0m\d\ds "
                      r"with 1 at a time on machines like these; not counted, no run of their stage measured yet: "
                      r"data\.$", printed, re.M)

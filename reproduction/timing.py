@@ -92,6 +92,11 @@ def records(steps, archive=None):
     return found
 
 
+def finished(steps, archive=None):
+    """The names of the steps finished under --output_dir or kept in `archive` (or None), measured or not."""
+    return {step.name for step in steps if step.is_done() or (archive is not None and archive.holds(step))}
+
+
 def _group(step):
     return step.row or step.name
 
@@ -119,30 +124,35 @@ def _setting(record):
                                                      record.get("parallel_runs", 1))
 
 
-def measured_lines(steps, measured, parallel_runs=None):
+def measured_lines(steps, measured, done=(), parallel_runs=None):
     """The markdown lines on the times measured so far (`measured`: records()) and those the rest should take.
 
+    done: the names of the finished steps (finished(); those with a record count as finished too), whether
+    or not a record tells their time (runs kept from before the records were written have none).
     parallel_runs: how many steps the rest would run at once (None: as the records ran, the most common).
     Returns [] when no step has a record.
     """
     if not measured:
         return []
-    expected = estimates(steps, measured)
+    done = set(done) | set(measured)
+    expected = {name: seconds for name, seconds in estimates(steps, measured).items() if name not in done}
     groups = collections.OrderedDict()
     for step in steps:
         groups.setdefault(_group(step), []).append(step)
     lines = ["## Times measured so far",
              "",
-             "From the machine records of the %d finished step(s) (here and in --runs_dir): the wall time of a run, "
-             "over all its attempts where it was stopped and resumed." % len(measured),
+             "From the machine records of %d finished step(s) (here and in --runs_dir): the wall time of a run, "
+             "over all its attempts where it was stopped and resumed; \"timed\" counts the finished runs with a "
+             "record." % len(measured),
              "",
-             "| row | finished | time a run (median) | range | left | expected for those left |",
-             "|---|---|---|---|---|---|"]
+             "| row | finished | timed | time a run (median) | range | left | expected for those left |",
+             "|---|---|---|---|---|---|---|"]
     for name, group in groups.items():
         seconds = [measured[step.name]["seconds"] for step in group if step.name in measured]
-        left = [step for step in group if step.name not in measured]
-        lines.append("| %s | %d of %d | %s | %s | %d | %s |" % (
-            name, len(seconds), len(group), duration(statistics.median(seconds)) if seconds else "—",
+        left = [step for step in group if step.name not in done]
+        lines.append("| %s | %d of %d | %d | %s | %s | %d | %s |" % (
+            name, len(group) - len(left), len(group), len(seconds),
+            duration(statistics.median(seconds)) if seconds else "—",
             "%s – %s" % (duration(min(seconds)), duration(max(seconds))) if len(seconds) > 1 else "—", len(left),
             duration(sum(expected[step.name] for step in left if step.name in expected)) if left else "—"))
     settings = collections.Counter(_setting(record) for record in measured.values())
@@ -154,7 +164,7 @@ def measured_lines(steps, measured, parallel_runs=None):
     if last_only:
         lines.append("%d record(s) predate the count over attempts and give the last attempt only, a lower bound for "
                      "a run stopped and resumed: %s." % (len(last_only), ", ".join(last_only)))
-    left = [step for step in steps if step.name not in measured]
+    left = [step for step in steps if step.name not in done]
     unknown = [step.name for step in left if step.name not in expected]
     if left:
         total = sum(expected.values())

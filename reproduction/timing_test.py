@@ -55,19 +55,24 @@ def test_each_row_is_expected_to_take_its_median_run_and_a_new_row_its_stages(tm
     # Row a: its median (3900 s); row b: its one run; row c, never run: the median of its stage's runs (3600 s).
     assert expected == {"a_seed3": 3900.0, "b_seed2": 600.0, "b_seed3": 600.0, "c_seed1": 3600.0,
                         "c_seed2": 3600.0, "c_seed3": 3600.0}
-    lines = timing.measured_lines(steps, measured)
-    assert "| a | 2 of 3 | 1h05m | 1h00m – 1h10m | 1 | 1h05m |" in lines
-    assert "| b | 1 of 3 | 10m00s | — | 2 | 20m00s |" in lines
-    assert "| c | 0 of 3 | — | — | 3 | 3h00m |" in lines
-    assert "| vocabulary | 1 of 1 | 0m30s | — | 0 | — |" in lines
-    total = 3900 + 1200 + 3 * 3600
-    assert ("The 7 step(s) left: about %s of runs (each row's median so far), so about %s with 2 at a time on "
+    # b_seed2 is finished but has no record (a run kept from before records were written): not left, not timed.
+    lines = timing.measured_lines(steps, measured, done={"b_seed2"})
+    assert "| a | 2 of 3 | 2 | 1h05m | 1h00m – 1h10m | 1 | 1h05m |" in lines
+    assert "| b | 2 of 3 | 1 | 10m00s | — | 1 | 10m00s |" in lines
+    assert "| c | 0 of 3 | 0 | — | — | 3 | 3h00m |" in lines
+    assert "| vocabulary | 1 of 1 | 1 | 0m30s | — | 0 | — |" in lines
+    total = 3900 + 600 + 3 * 3600
+    assert ("The 6 step(s) left: about %s of runs (each row's median so far), so about %s with 2 at a time on "
             "machines like these; not counted, no run of their stage measured yet: report." % (
                 timing.duration(total), timing.duration(total / 2))) in lines
     assert ("Measured on: Some CPU, family 1 model 2, 1 core(s) a run, 2 at a time (3 run(s)); Some CPU, family 1 "
             "model 2, 2 core(s) a run, 1 at a time (1 run(s)).") in lines
     assert any(line.startswith("1 record(s) predate the count over attempts") and line.endswith(": b_seed1.")
                for line in lines)
+    assert "| b | 1 of 3 | 1 | 10m00s | — | 2 | 20m00s |" in timing.measured_lines(steps, measured)
+    assert timing.measured_lines(steps, measured, parallel_runs=1)[-1].startswith(
+        "The 7 step(s) left: about %s of runs (each row's median so far), so about %s with 1 at a time" % (
+            (timing.duration(total + 600),) * 2))
     assert timing.measured_lines(steps, {}) == []
 
 
