@@ -22,16 +22,13 @@ bfloat16 support, the dtype, the threads, the wall time over all its attempts
 import inspect
 import json
 import os
-import platform
 import time
 
-import tensorflow as tf
 import tf_keras
 from absl import logging
 
 import outputs
 from reproduction import plan as plan_lib, processes, timing
-from training import compute_dtype
 
 
 def options_of(step, programs):
@@ -95,18 +92,6 @@ def call_step(options_class, run_step, flags):
     tf_keras.mixed_precision.set_global_policy("float32")
 
 
-def machine_record(step, seconds, cores, parallel_runs, attempts=1):
-    """What <output>.machine.json says of a finished step: where and how its last attempt ran, and the wall time
-    of all its attempts (`seconds`; timing.Clock)."""
-    return dict(step=step.name, cpu=compute_dtype.describe_cpu(), dtype=step.flags.get("dtype"),
-                cores=len(cores), threads=len(cores), parallel_runs=parallel_runs, seconds=round(seconds, 1),
-                attempts=attempts,
-                finished=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), tensorflow=tf.__version__,
-                python=platform.python_version())
-
-
-def _write_machine(step, record):
-    outputs.write_text(step.machine_file(), json.dumps(record, indent=1, sort_keys=True) + "\n")
 
 
 def _readers(steps):
@@ -236,7 +221,7 @@ def run(steps, programs, before_step=None, output_dir=None, archive=None, parall
     else:
         for step in to_run:
             _start(step, before_step, progress, "running %s." % step.program)
-            clock = timing.Clock(step)
+            clock = timing.Clock(step.outputs[0])
             try:
                 call_step(*programs[step.program], step.flags)
             finally:
@@ -269,8 +254,8 @@ def _finish(step, seconds, cores, parallel_runs, archive, progress, running_for=
     """After a step ran: its outputs checked, where it ran recorded, its files kept, progress logged."""
     if not step.is_done():
         raise RuntimeError("Step %s ended without its outputs: %s" % (step.name, ", ".join(step.outputs)))
-    _write_machine(step, machine_record(step, seconds, cores, parallel_runs, attempts))
-    timing.forget(step)
+    timing.write_machine_record(step.outputs[0], step.name, step.flags.get("dtype"), seconds, len(cores),
+                                parallel_runs, attempts)
     if archive is not None and archive.keep(step):
         progress.line(step, "kept in %s.", archive.directory)
     progress.finished(step, seconds, running_for)
@@ -298,7 +283,7 @@ def _run_in_processes(to_run, programs, before_step, output_dir, archive, parall
                     _start(step, before_step, progress, "running %s on core(s) %s; log: %s." % (
                         step.program, ",".join(map(str, shares[share])), child.log))
                     child.start()
-                    clocks[step.name] = timing.Clock(step)
+                    clocks[step.name] = timing.Clock(step.outputs[0])
                     running[share] = child
                     waiting.remove(step)
             elif not running:

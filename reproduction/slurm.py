@@ -272,7 +272,13 @@ def step_script(step, resources, experiment, directory, root, python, header):
         "# The step's inputs, recorded beside its outputs before it runs, as the local launcher records them.",
         "mkdir -p %s && cp %s %s" % (shlex.quote(os.path.dirname(step.inputs_file())), shlex.quote(inputs),
                                      shlex.quote(step.inputs_file())),
-        launch + dataclasses.replace(step, program=os.path.join(root, step.program)).command_line(python='"${PYTHON}"'),
+        "# Its plan.sh line, timed over the job's attempts; once it succeeds, where it ran is recorded beside its",
+        "# outputs, as the local launcher records it (reproduction/timed_step.py).",
+        '"${PYTHON}" -c %s %s %s %s -- ' % (
+            shlex.quote("import sys; sys.path.insert(0, %s); from reproduction import timed_step; "
+                        "sys.exit(timed_step.main(sys.argv[1:]))" % json.dumps(root)),
+            shlex.quote(step.name), shlex.quote(step.outputs[0]), shlex.quote(step.flags.get("dtype") or ""))
+        + launch + dataclasses.replace(step, program=os.path.join(root, step.program)).command_line(python='"${PYTHON}"'),
     ]
     path = os.path.join(directory, name + ".sbatch")
     outputs.write_text(path, "\n".join(lines) + "\n")

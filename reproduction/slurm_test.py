@@ -30,6 +30,14 @@ def _write(path, text):
     return str(path)
 
 
+def _timed(line):
+    """(step, first output, dtype, command) of a job script's timed command line."""
+    found = re.match(r"^\"\$\{PYTHON\}\" -c '(.*)' (\S+) (\S+) (\S+) -- (.*)$", line)
+    assert found and found.group(1) == ("import sys; sys.path.insert(0, %s); from reproduction import timed_step; "
+                                        "sys.exit(timed_step.main(sys.argv[1:]))" % json.dumps(ROOT)), line
+    return found.groups()[1:]
+
+
 def test_a_dry_run_writes_each_steps_script_with_its_resources_and_submit_sh_in_order(tmp_path):
     resources = _write(tmp_path / "resources.json", json.dumps({
         "default": {"cpus_per_task": 8, "time": "04:00:00"},
@@ -63,18 +71,22 @@ def test_a_dry_run_writes_each_steps_script_with_its_resources_and_submit_sh_in_
         "#SBATCH --gpus-per-task=1", "#SBATCH --time=3-00:00:00", "#SBATCH --mem=200G"]
     assert "DISTRIBUTION_FLAGS=--distribution_strategy=multi_worker_mirrored" in pretrain
     [line] = [line for line in pretrain.splitlines() if "run_pretraining.py" in line]
+    # The plan.sh line, timed through reproduction/timed_step.py (the step, its first output, its dtype).
+    name, first_output, dtype, line = _timed(line)
+    assert (name, dtype, first_output) == ("dp32/pretrain_512", "float32", str(
+        tmp_path / "out" / "dp32" / "pretrain_512" / "model.ckpt-50000.index"))
     assert line.startswith('srun --kill-on-bad-exit=1 "${PYTHON}" %s/run_pretraining.py --input_file=' % ROOT)
     assert line.endswith(" ${DISTRIBUTION_FLAGS}")
     # One task with two GPUs mirrors over them; a step that does not train runs alone, without srun.
     assert "DISTRIBUTION_FLAGS=--distribution_strategy=mirrored" in script("dp32/mnli_seed1")
     data = script("data/pretrain_128")
     assert "#SBATCH --nodes=1" in data and "#SBATCH --time=04:00:00" in data and "--gpus" not in data
-    assert re.search(r"^\"\$\{PYTHON\}\" %s/create_pretraining_data.py " % ROOT, data, re.M)
-    # The inputs are recorded before the step runs (the line before its command), after the finished-already check.
-    lines = data.rstrip().splitlines()
+    assert _timed(data.rstrip().splitlines()[-1])[3].startswith('"${PYTHON}" %s/create_pretraining_data.py ' % ROOT)
+    # The inputs are recorded before the step runs (before its command), after the finished-already check.
+    lines = [line for line in data.rstrip().splitlines() if not line.startswith("# ")]
     assert lines[-2] == "mkdir -p %s/out/data && cp %s/data.pretrain_128.inputs.json %s/out/data/pretrain_128.tfrecord" \
         ".inputs.json" % (tmp_path, directory, tmp_path)
-    assert "create_pretraining_data.py" in lines[-1] and lines[-4].startswith("if test -e ")
+    assert "create_pretraining_data.py" in lines[-1] and lines[-3].startswith("if test -e ")
 
     # submit.sh: each step after the jobs of the earlier steps it reads from; the report after every job.
     submit = open(launched["submit_sh"]).read()

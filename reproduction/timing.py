@@ -14,11 +14,15 @@ the runner logs the total before it starts.
 import collections
 import json
 import os
+import platform
 import statistics
 import threading
 import time
+from importlib import metadata
 
 import outputs
+from reproduction import plan as plan_lib
+from training import compute_dtype
 
 ELAPSED_SUFFIX = ".elapsed.json"
 UPDATE_SECONDS = 60.0  # how often a running step's time so far is written
@@ -41,21 +45,38 @@ def _read_json(path):
     return value if isinstance(value, dict) else {}
 
 
+def machine_record(name, dtype, seconds, cores, parallel_runs, attempts=1):
+    """What <output>.machine.json says of the finished step `name`: where and how its last attempt ran (the CPU,
+    `cores` it could use, as many threads, runs at once), its dtype, and the wall time of all its attempts."""
+    return dict(step=name, cpu=compute_dtype.describe_cpu(), dtype=dtype, cores=cores, threads=cores,
+                parallel_runs=parallel_runs, seconds=round(seconds, 1), attempts=attempts,
+                finished=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), tensorflow=metadata.version("tensorflow"),
+                python=platform.python_version())
+
+
+def write_machine_record(first_output, *args, **kwargs):
+    """Writes a finished step's <first output>.machine.json (machine_record(*args, **kwargs)) and forgets its
+    time so far, which the record now holds."""
+    record = machine_record(*args, **kwargs)
+    outputs.write_text(first_output + plan_lib.MACHINE_SUFFIX, json.dumps(record, indent=1, sort_keys=True) + "\n")
+    forget(first_output)
+
+
 class Clock:
     """The wall time of one step over all its attempts; a daemon thread writes it every UPDATE_SECONDS.
 
-    Started when an attempt starts (the step's output folder exists by then); `stop()` writes the total and
-    returns (seconds, attempts).
+    Started when an attempt starts, with the step's first output (its folder exists by then); `stop()` writes
+    the total and returns (seconds, attempts).
     """
 
-    def __init__(self, step):
-        self.path = step.outputs[0] + ELAPSED_SUFFIX
+    def __init__(self, first_output):
+        self.path = first_output + ELAPSED_SUFFIX
         earlier = _read_json(self.path)
         self.earlier, self.attempts = float(earlier.get("seconds", 0.0)), int(earlier.get("attempts", 0)) + 1
         self.started = time.time()
         self._stopped = threading.Event()
         self._write()
-        self._thread = threading.Thread(target=self._tick, name="clock of " + step.name, daemon=True)
+        self._thread = threading.Thread(target=self._tick, name="clock of " + first_output, daemon=True)
         self._thread.start()
 
     def seconds(self):
@@ -75,9 +96,9 @@ class Clock:
         return self.seconds(), self.attempts
 
 
-def forget(step):
+def forget(first_output):
     """Removes a finished step's time so far: its machine record holds the total now."""
-    path = step.outputs[0] + ELAPSED_SUFFIX
+    path = first_output + ELAPSED_SUFFIX
     if os.path.exists(path):
         os.remove(path)
 

@@ -23,9 +23,9 @@ def test_a_clock_counts_on_after_its_process_is_killed(tmp_path):
     step = _step(tmp_path, "run")
     os.makedirs(tmp_path / "run")
     # An attempt in a process of its own, killed with SIGKILL: nothing of its own ends it.
-    script = ("import sys, time; sys.path.insert(0, %r); from reproduction import timing, plan; "
+    script = ("import sys, time; sys.path.insert(0, %r); from reproduction import timing; "
               "timing.UPDATE_SECONDS = 0.05; "
-              "timing.Clock(plan.Step('run', '', 'train', 'fake.py', {}, (%r,))); "
+              "timing.Clock(%r); "
               "print('started', flush=True); time.sleep(60)" % (ROOT, step.outputs[0]))
     process = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
     assert process.stdout.readline() == "started\n"
@@ -34,7 +34,7 @@ def test_a_clock_counts_on_after_its_process_is_killed(tmp_path):
     process.wait()
     written = json.loads((tmp_path / "run" / ("result.txt" + timing.ELAPSED_SUFFIX)).read_text())
     assert written["attempts"] == 1 and 0.9 <= written["seconds"] < 5
-    clock = timing.Clock(step)  # the next attempt counts on from what the killed one wrote
+    clock = timing.Clock(step.outputs[0])  # the next attempt counts on from what the killed one wrote
     time.sleep(0.2)
     seconds, attempts = clock.stop()
     assert attempts == 2 and written["seconds"] + 0.2 <= seconds < written["seconds"] + 5

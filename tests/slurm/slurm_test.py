@@ -182,6 +182,12 @@ def test_a_tiny_table_runs_as_slurm_jobs_with_the_local_launchers_results(slurm_
     inputs = sorted(path.relative_to(on_slurm) for path in on_slurm.rglob("*.inputs.json") if "slurm" not in path.parts)
     assert inputs == sorted(path.relative_to(local) for path in local.rglob("*.inputs.json"))
     assert len(inputs) == 22
+    # And where it ran, once it succeeded (reproduction/timed_step.py): the local launcher's records, job for job.
+    records = sorted(path.relative_to(on_slurm) for path in on_slurm.rglob("*.machine.json") if "slurm" not in path.parts)
+    assert records == sorted(path.relative_to(local) for path in local.rglob("*.machine.json"))
+    for path in records:
+        record = json.loads((on_slurm / path).read_text())
+        assert record["attempts"] == 1 and record["seconds"] > 0 and record["cpu"], record
 
     # Submitting again skips every finished step: only the report job goes.
     again = _reproduce(on_slurm, "slurm", slurm_environment)
