@@ -3,7 +3,7 @@
 A step stopped part-way (a session's end, a kill, a crash) resumes from its checkpoints when run again, so its
 time is that of all its attempts. While a step runs, its `Clock` writes the time so far, every minute, to
 <output>.elapsed.json beside its first output; the next attempt counts on from there, and once the step finishes
-its machine record (<output>.machine.json, runner.machine_record) gives the total and the number of attempts, in
+its machine record (<output>.machine.json, `machine_record`) gives the total and the number of attempts, in
 place of that file. A kill loses at most the last minute.
 
 From the machine records of the steps finished under --output_dir or kept in --runs_dir, `measured_lines` says,
@@ -82,8 +82,9 @@ class Clock:
     def seconds(self):
         return self.earlier + time.time() - self.started
 
-    def _write(self):
-        outputs.write_text(self.path, json.dumps(dict(seconds=round(self.seconds(), 1), attempts=self.attempts)))
+    def _write(self, seconds=None):
+        seconds = self.seconds() if seconds is None else seconds
+        outputs.write_text(self.path, json.dumps(dict(seconds=round(seconds, 1), attempts=self.attempts)))
 
     def _tick(self):
         while not self._stopped.wait(UPDATE_SECONDS):
@@ -92,8 +93,9 @@ class Clock:
     def stop(self):
         self._stopped.set()
         self._thread.join()
-        self._write()
-        return self.seconds(), self.attempts
+        seconds = self.seconds()
+        self._write(seconds)
+        return seconds, self.attempts
 
 
 def forget(first_output):
