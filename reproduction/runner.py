@@ -92,8 +92,6 @@ def call_step(options_class, run_step, flags):
     tf_keras.mixed_precision.set_global_policy("float32")
 
 
-
-
 def _readers(steps):
     """{step name: the later steps that read from it}."""
     return {step.name: [later for later in steps[index + 1:] if later.reads_from(step)]
