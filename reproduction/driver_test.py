@@ -433,3 +433,23 @@ def test_a_run_stopped_and_resumed_records_the_time_of_both_attempts_and_a_dry_r
     assert re.search(r"^The 4 step\(s\) left: about 0m\d\ds of runs \(each row's median so far\), so about 0m\d\ds "
                      r"with 1 at a time on machines like these; not counted, no run of their stage measured yet: "
                      r"data\.$", printed, re.M)
+
+
+def test_the_eta_takes_each_rows_time_from_the_records_of_earlier_runs(tmp_path, corpus, caplog):
+    runs = tmp_path / "kept"
+    _run(tmp_path / "first", corpus, runs_dir=str(runs), seeds="1")
+    for name, seconds in (("none_seed1", 3600), ("ffn_seed1", 1800), ("deep_seed1", 600)):
+        path = runs / name / "result.txt.machine.json"
+        path.write_text(json.dumps(dict(json.loads(path.read_text()), seconds=seconds)))
+    with caplog.at_level("INFO"):
+        _run(tmp_path / "second", corpus, runs_dir=str(runs))
+    assert CALLS == ["data", "none_seed2", "ffn_seed2", "deep_seed2"]  # seed 1 restored; data kept nothing
+    assert ("Expected: about 1h40m for 3 of the 4 step(s) to run, 1 at a time (each row's median run in the "
+            "machine records of the finished steps).") in caplog.messages
+    basis = "(each row's median in the machine records, else the mean of the steps finished here)."
+    assert any(re.match(r"\[1/7\] data: done in \S+; elapsed \S+, ETA 1h40m for 3 more step\(s\) " + re.escape(basis),
+                        message) for message in caplog.messages), caplog.messages
+    assert any(re.match(r"\[5/7\] none_seed2: done in \S+; elapsed \S+, ETA 40m00s for 2 more step\(s\) "
+                        + re.escape(basis), message) for message in caplog.messages), caplog.messages
+    assert any(re.match(r"\[7/7\] deep_seed2: done in \S+; elapsed \S+, ETA 0m00s for 0 more step\(s\) \(from the "
+                        r"steps finished so far\)\.", message) for message in caplog.messages), caplog.messages

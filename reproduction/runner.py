@@ -145,29 +145,34 @@ def default_output_dir(steps):
 class _Progress:
     """The progress lines of a run: each step's start and end, elapsed time and an ETA for the plan."""
 
-    def __init__(self, steps, to_run, parallel_runs):
+    def __init__(self, steps, to_run, parallel_runs, expected=None):
+        """expected: {step name: seconds} of the steps to run, from the records of earlier runs (timing.estimates);
+        the ETA takes them over the mean of the steps finished here."""
         self.index = {step.name: number for number, step in enumerate(steps, 1)}
         self.total = len(steps)
-        self.left = len(to_run)
+        self.left = [step.name for step in to_run]
         self.parallel_runs = parallel_runs
+        self.expected = expected or {}
         self.started = time.time()
         self.durations = []
 
     def line(self, step, text, *args):
         logging.info("[%d/%d] %s: " + text, self.index[step.name], self.total, step.name, *args)
 
-    def finished(self, step, seconds, running_for=()):
-        """Logs a finished step; running_for: how long each step still running has run."""
+    def finished(self, step, seconds, running_for=None):
+        """Logs a finished step; running_for: {name: how long it has run} of the steps still running."""
+        running_for = running_for or {}
         self.durations.append(seconds)
-        self.left -= 1
+        self.left.remove(step.name)
         mean = sum(self.durations) / len(self.durations)
-        queued = self.left - len(running_for)
-        work = queued * mean + sum(max(mean - elapsed, 0.0) for elapsed in running_for)
-        eta = work / min(self.parallel_runs, max(self.left, 1))
-        self.line(step, "done in %s; elapsed %s, ETA %s for %d more step(s) (from the steps finished so far%s).",
+        guess = {name: self.expected.get(name, mean) for name in self.left}
+        work = sum(guess[name] - min(running_for.get(name, 0.0), guess[name]) for name in self.left)
+        eta = work / min(self.parallel_runs, max(len(self.left), 1))
+        basis = ("each row's median in the machine records, else the mean of the steps finished here"
+                 if any(name in self.expected for name in self.left) else "from the steps finished so far")
+        self.line(step, "done in %s; elapsed %s, ETA %s for %d more step(s) (%s%s).",
                   timing.duration(seconds), timing.duration(time.time() - self.started), timing.duration(eta),
-                  self.left,
-                  ", %d at a time" % self.parallel_runs if self.parallel_runs > 1 else "")
+                  len(self.left), basis, ", %d at a time" % self.parallel_runs if self.parallel_runs > 1 else "")
 
 
 def run(steps, programs, before_step=None, output_dir=None, archive=None, parallel_runs=1):
@@ -199,7 +204,8 @@ def run(steps, programs, before_step=None, output_dir=None, archive=None, parall
     done, restored, left_out = schedule(steps, archive)
     to_run = [step for step in steps if step.name not in done | restored | left_out]
     parallel_runs = max(1, min(parallel_runs, len(to_run)))  # one step left: in this process, on every core
-    progress = _Progress(steps, to_run, parallel_runs)
+    expected = timing.estimates(steps, timing.records(steps, archive))
+    progress = _Progress(steps, to_run, parallel_runs, expected)
     for step in steps:
         if step.name in done:
             check_inputs(step, output_dir, produced)
@@ -213,7 +219,7 @@ def run(steps, programs, before_step=None, output_dir=None, archive=None, parall
             progress.line(step, "left out: every step that reads its outputs is finished.")
         else:  # refused before anything runs, not after hours of other steps
             check_inputs(step, output_dir, produced, finished=False)
-    _log_expected_time(steps, to_run, archive, parallel_runs)
+    _log_expected_time(to_run, expected, parallel_runs)
     if parallel_runs > 1:
         _run_in_processes(to_run, programs, before_step, output_dir, archive, parallel_runs, progress)
     else:
@@ -228,16 +234,14 @@ def run(steps, programs, before_step=None, output_dir=None, archive=None, parall
     return len(to_run), len(steps) - len(to_run)
 
 
-def _log_expected_time(steps, to_run, archive, parallel_runs):
+def _log_expected_time(to_run, expected, parallel_runs):
     """Before the first step runs: how long the steps to run should take, from the machine records of the
-    finished ones (timing.estimates), if any."""
-    measured = timing.records(steps, archive)
-    expected = timing.estimates(steps, measured)
+    finished ones (`expected`: timing.estimates), if any."""
     known = [expected[step.name] for step in to_run if step.name in expected]
     if known:
         logging.info("Expected: about %s for %d of the %d step(s) to run, %d at a time (each row's median run in "
-                     "the machine records of %d finished step(s)).", timing.duration(sum(known) / parallel_runs),
-                     len(known), len(to_run), parallel_runs, len(measured))
+                     "the machine records of the finished steps).", timing.duration(sum(known) / parallel_runs),
+                     len(known), len(to_run), parallel_runs)
 
 
 def _start(step, before_step, progress, text):
@@ -248,7 +252,7 @@ def _start(step, before_step, progress, text):
     progress.line(step, text)
 
 
-def _finish(step, seconds, cores, parallel_runs, archive, progress, running_for=(), attempts=1):
+def _finish(step, seconds, cores, parallel_runs, archive, progress, running_for=None, attempts=1):
     """After a step ran: its outputs checked, where it ran recorded, its files kept, progress logged."""
     if not step.is_done():
         raise RuntimeError("Step %s ended without its outputs: %s" % (step.name, ", ".join(step.outputs)))
@@ -303,7 +307,7 @@ def _run_in_processes(to_run, programs, before_step, output_dir, archive, parall
                     continue
                 now = time.time()
                 _finish(child.step, seconds, child.cores, parallel_runs, archive, progress,
-                        [now - other.started for other in running.values()], attempts)
+                        {other.step.name: now - other.started for other in running.values()}, attempts)
     finally:
         for child in running.values():  # an exception here (Ctrl-C): the children die with the run
             child.stop()
