@@ -185,8 +185,9 @@ def measured_lines(steps, measured, done=(), parallel_runs=None):
     lines += ["", "Measured on: %s." % "; ".join("%s (%d run(s))" % item for item in settings.most_common())]
     last_only = sorted(name for name, record in measured.items() if "attempts" not in record)
     if last_only:
-        lines.append("%d record(s) predate the count over attempts and give the last attempt only, a lower bound for "
-                     "a run stopped and resumed: %s." % (len(last_only), ", ".join(last_only)))
+        lines.append("Records written before attempts were counted give the last attempt only, a lower bound for a "
+                     "run stopped and resumed: %s." % ("all of them (%d)" % len(last_only) if len(last_only) == len(
+                         measured) else ", ".join(last_only)))
     left = [step for step in steps if step.name not in done]
     unknown = [step.name for step in left if step.name not in expected]
     if left:

@@ -67,12 +67,15 @@ def test_each_row_is_expected_to_take_its_median_run_and_a_new_row_its_stages(tm
                 timing.duration(total), timing.duration(total / 2))) in lines
     assert ("Measured on: Some CPU, family 1 model 2, 1 core(s) a run, 2 at a time (3 run(s)); Some CPU, family 1 "
             "model 2, 2 core(s) a run, 1 at a time (1 run(s)).") in lines
-    assert any(line.startswith("1 record(s) predate the count over attempts") and line.endswith(": b_seed1.")
-               for line in lines)
+    assert ("Records written before attempts were counted give the last attempt only, a lower bound for a run "
+            "stopped and resumed: b_seed1.") in lines
     assert "| b | 1 of 3 | 1 | 10m00s | — | 2 | 20m00s |" in timing.measured_lines(steps, measured)
     assert timing.measured_lines(steps, measured, parallel_runs=1)[-1].startswith(
         "The 7 step(s) left: about %s of runs (each row's median so far), so about %s with 1 at a time" % (
             (timing.duration(total + 600),) * 2))
+    only_old = {"b_seed1": measured["b_seed1"]}
+    assert ("Records written before attempts were counted give the last attempt only, a lower bound for a run "
+            "stopped and resumed: all of them (1).") in timing.measured_lines(steps, only_old)
     assert timing.measured_lines(steps, {}) == []
 
 
