@@ -64,13 +64,9 @@ class RunArchive:
         files = step.kept_files()
         return bool(files) and self.holds_inputs(step) and all(os.path.exists(self._path(path)) for path in files)
 
-    def machine_record(self, step):
-        """The kept record of where and how the step's run ran ({} if none is kept)."""
-        try:
-            with open(self._path(step.machine_file()), encoding="utf-8") as f:
-                return json.load(f)
-        except (OSError, ValueError):
-            return {}
+    def machine_file(self, step):
+        """Where the folder keeps the record of where and how the step's run ran (if it keeps one)."""
+        return self._path(step.machine_file())
 
     def check(self, step, current=None):
         """Raises ValueError, naming the flag, when the held run's inputs differ from the step's.

@@ -109,7 +109,7 @@ def records(steps, archive=None):
     """{step name: machine record} of the steps with one under --output_dir, else kept in `archive` (or None)."""
     found = {}
     for step in steps:
-        record = _read_json(step.machine_file()) or (archive.machine_record(step) if archive is not None else {})
+        record = _read_json(step.machine_file()) or (_read_json(archive.machine_file(step)) if archive else {})
         if record.get("seconds") is not None:
             found[step.name] = record
     return found
