@@ -236,8 +236,9 @@ def run(options, registry):
         print(plan.expected_time, flush=True)
     if options.dry_run and options.launcher == "local":
         kept_runs = archive.RunArchive(options.runs_dir, output_dir) if options.runs_dir else None
-        measured = timing.measured_lines(plan.steps, timing.records(plan.steps, kept_runs),
-                                         timing.finished(plan.steps, kept_runs), options.parallel_runs)
+        done = timing.finished(plan.steps, kept_runs)
+        measured = timing.measured_lines(plan.steps, timing.records(plan.steps, kept_runs), done,
+                                         options.parallel_runs, timing.under_way(plan.steps, done))
         if measured:
             print("\n".join([""] + measured), flush=True)
         return written

@@ -415,6 +415,11 @@ def test_a_run_stopped_and_resumed_records_the_time_of_both_attempts_and_a_dry_r
         _run(tmp_path / "out", corpus, runs_dir=str(runs), rows="model/ffn")
     elapsed = json.loads((tmp_path / "out" / "ffn_seed1" / "result.txt.elapsed.json").read_text())
     assert elapsed["attempts"] == 1 and elapsed["seconds"] >= 0.3
+    # A dry run there names the step stopped part-way and its time so far.
+    capsys.readouterr()
+    _run(tmp_path / "out", corpus, runs_dir=str(runs), rows="model/ffn", dry_run=True)
+    assert re.search(r"^Under way \(running now, or stopped part-way and resumed from their checkpoints when run "
+                     r"again\): ffn_seed1 \(0m0\ds so far, 1 attempt\(s\)\)\.$", capsys.readouterr().out, re.M)
     _run(tmp_path / "out", corpus, runs_dir=str(runs), rows="model/ffn")
     record = json.loads((tmp_path / "out" / "ffn_seed1" / "result.txt.machine.json").read_text())
     assert record["attempts"] == 2 and record["seconds"] >= elapsed["seconds"] + 0.3
@@ -441,15 +446,19 @@ def test_the_eta_takes_each_rows_time_from_the_records_of_earlier_runs(tmp_path,
     for name, seconds in (("none_seed1", 3600), ("ffn_seed1", 1800), ("deep_seed1", 600)):
         path = runs / name / "result.txt.machine.json"
         path.write_text(json.dumps(dict(json.loads(path.read_text()), seconds=seconds)))
+    # ffn_seed2 ran 25 minutes in an attempt stopped part-way: the 30 minutes its row takes count 5 more.
+    os.makedirs(tmp_path / "second" / "ffn_seed2")
+    (tmp_path / "second" / "ffn_seed2" / "result.txt.elapsed.json").write_text(json.dumps(dict(seconds=1500,
+                                                                                              attempts=1)))
     with caplog.at_level("INFO"):
         _run(tmp_path / "second", corpus, runs_dir=str(runs))
     assert CALLS == ["data", "none_seed2", "ffn_seed2", "deep_seed2"]  # seed 1 restored; data kept nothing
-    assert ("Expected: about 1h40m for 3 of the 4 step(s) to run, 1 at a time (each row's median run in the "
-            "machine records of the finished steps).") in caplog.messages
+    assert ("Expected: about 1h15m for 3 of the 4 step(s) to run, 1 at a time (each row's median run in the "
+            "machine records of the finished steps, less what earlier attempts ran).") in caplog.messages
     basis = "(each row's median in the machine records, else the mean of the steps finished here)."
-    assert any(re.match(r"\[1/7\] data: done in \S+; elapsed \S+, ETA 1h40m for 3 more step\(s\) " + re.escape(basis),
+    assert any(re.match(r"\[1/7\] data: done in \S+; elapsed \S+, ETA 1h15m for 3 more step\(s\) " + re.escape(basis),
                         message) for message in caplog.messages), caplog.messages
-    assert any(re.match(r"\[5/7\] none_seed2: done in \S+; elapsed \S+, ETA 40m00s for 2 more step\(s\) "
+    assert any(re.match(r"\[5/7\] none_seed2: done in \S+; elapsed \S+, ETA 15m00s for 2 more step\(s\) "
                         + re.escape(basis), message) for message in caplog.messages), caplog.messages
     assert any(re.match(r"\[7/7\] deep_seed2: done in \S+; elapsed \S+, ETA 0m00s for 0 more step\(s\) \(from the "
                         r"steps finished so far\)\.", message) for message in caplog.messages), caplog.messages

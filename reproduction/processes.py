@@ -55,7 +55,6 @@ class StepProcess:
         self.step = step
         self.cores = cores
         self.log = log_path(output_dir, step)
-        self.started = None
         self._spec = dict(module=run_function.__module__, function=run_function.__qualname__,
                           options_module=options_class.__module__, options_class=options_class.__qualname__,
                           flags=step.flags, cores=cores, parent=os.getpid())
@@ -75,7 +74,6 @@ class StepProcess:
                 [sys.executable, "-m", "reproduction.step_process", self._spec_file], cwd=ROOT,
                 stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                 env=dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")]))))
-        self.started = time.time()
 
     def finished(self):
         """None while running, else its exit code (the spec file removed)."""

@@ -145,14 +145,16 @@ def default_output_dir(steps):
 class _Progress:
     """The progress lines of a run: each step's start and end, elapsed time and an ETA for the plan."""
 
-    def __init__(self, steps, to_run, parallel_runs, expected=None):
+    def __init__(self, steps, to_run, parallel_runs, expected=None, spent=None):
         """expected: {step name: seconds} of the steps to run, from the records of earlier runs (timing.estimates);
-        the ETA takes them over the mean of the steps finished here."""
+        the ETA takes them over the mean of the steps finished here. spent: {step name: seconds} its earlier
+        attempts ran (timing.under_way), counted as done."""
         self.index = {step.name: number for number, step in enumerate(steps, 1)}
         self.total = len(steps)
         self.left = [step.name for step in to_run]
         self.parallel_runs = parallel_runs
         self.expected = expected or {}
+        self.spent = spent or {}
         self.started = time.time()
         self.durations = []
 
@@ -160,13 +162,14 @@ class _Progress:
         logging.info("[%d/%d] %s: " + text, self.index[step.name], self.total, step.name, *args)
 
     def finished(self, step, seconds, running_for=None):
-        """Logs a finished step; running_for: {name: how long it has run} of the steps still running."""
-        running_for = running_for or {}
+        """Logs a finished step; running_for: {name: how long it has run, over its attempts} of the steps still
+        running."""
+        ran = dict(self.spent, **(running_for or {}))
         self.durations.append(seconds)
         self.left.remove(step.name)
         mean = sum(self.durations) / len(self.durations)
         guess = {name: self.expected.get(name, mean) for name in self.left}
-        work = sum(guess[name] - min(running_for.get(name, 0.0), guess[name]) for name in self.left)
+        work = sum(guess[name] - min(ran.get(name, 0.0), guess[name]) for name in self.left)
         eta = work / min(self.parallel_runs, max(len(self.left), 1))
         basis = ("each row's median in the machine records, else the mean of the steps finished here"
                  if any(name in self.expected for name in self.left) else "from the steps finished so far")
@@ -205,7 +208,8 @@ def run(steps, programs, before_step=None, output_dir=None, archive=None, parall
     to_run = [step for step in steps if step.name not in done | restored | left_out]
     parallel_runs = max(1, min(parallel_runs, len(to_run)))  # one step left: in this process, on every core
     expected = timing.estimates(steps, timing.records(steps, archive))
-    progress = _Progress(steps, to_run, parallel_runs, expected)
+    spent = {name: so_far["seconds"] for name, so_far in timing.under_way(to_run).items()}
+    progress = _Progress(steps, to_run, parallel_runs, expected, spent)
     for step in steps:
         if step.name in done:
             check_inputs(step, output_dir, produced)
@@ -219,7 +223,7 @@ def run(steps, programs, before_step=None, output_dir=None, archive=None, parall
             progress.line(step, "left out: every step that reads its outputs is finished.")
         else:  # refused before anything runs, not after hours of other steps
             check_inputs(step, output_dir, produced, finished=False)
-    _log_expected_time(to_run, expected, parallel_runs)
+    _log_expected_time(to_run, expected, spent, parallel_runs)
     if parallel_runs > 1:
         _run_in_processes(to_run, programs, before_step, output_dir, archive, parallel_runs, progress)
     else:
@@ -234,14 +238,15 @@ def run(steps, programs, before_step=None, output_dir=None, archive=None, parall
     return len(to_run), len(steps) - len(to_run)
 
 
-def _log_expected_time(to_run, expected, parallel_runs):
+def _log_expected_time(to_run, expected, spent, parallel_runs):
     """Before the first step runs: how long the steps to run should take, from the machine records of the
-    finished ones (`expected`: timing.estimates), if any."""
-    known = [expected[step.name] for step in to_run if step.name in expected]
+    finished ones (`expected`: timing.estimates), less what earlier attempts ran (`spent`), if any."""
+    known = [max(0.0, expected[step.name] - spent.get(step.name, 0.0)) for step in to_run if step.name in expected]
     if known:
         logging.info("Expected: about %s for %d of the %d step(s) to run, %d at a time (each row's median run in "
-                     "the machine records of the finished steps).", timing.duration(sum(known) / parallel_runs),
-                     len(known), len(to_run), parallel_runs)
+                     "the machine records of the finished steps%s).", timing.duration(sum(known) / parallel_runs),
+                     len(known), len(to_run), parallel_runs,
+                     ", less what earlier attempts ran" if any(step.name in spent for step in to_run) else "")
 
 
 def _start(step, before_step, progress, text):
@@ -305,9 +310,8 @@ def _run_in_processes(to_run, programs, before_step, output_dir, archive, parall
                                   "; waiting for the %d step(s) still running, starting none" % len(running)
                                   if running else "", child.log, child.last_lines())
                     continue
-                now = time.time()
                 _finish(child.step, seconds, child.cores, parallel_runs, archive, progress,
-                        {other.step.name: now - other.started for other in running.values()}, attempts)
+                        {other.step.name: clocks[other.step.name].seconds() for other in running.values()}, attempts)
     finally:
         for child in running.values():  # an exception here (Ctrl-C): the children die with the run
             child.stop()

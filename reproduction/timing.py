@@ -7,8 +7,9 @@ its machine record (<output>.machine.json, `machine_record`) gives the total and
 place of that file. A kill loses at most the last minute.
 
 From the machine records of the steps finished under --output_dir or kept in --runs_dir, `measured_lines` says,
-row by row, how long a run took and how long the steps left should take at that pace: --dry_run prints it, and
-the runner logs the total before it starts.
+row by row, how long a run took and how long the steps left should take at that pace, less what the steps under
+way (`under_way`: an <output>.elapsed.json and no record) have run: --dry_run prints it, and the runner logs the
+total before it starts and counts it in its ETA.
 """
 
 import collections
@@ -120,6 +121,18 @@ def finished(steps, archive=None):
     return {step.name for step in steps if step.is_done() or (archive is not None and archive.holds(step))}
 
 
+def under_way(steps, done=()):
+    """{step name: dict(seconds, attempts)} of the unfinished steps (not in `done`) that have run for a while:
+    stopped part-way, or running now, with their time so far under --output_dir."""
+    found = {}
+    for step in steps:
+        if step.name not in done:
+            so_far = _read_json(step.outputs[0] + ELAPSED_SUFFIX)
+            if so_far.get("seconds") is not None:
+                found[step.name] = dict(seconds=float(so_far["seconds"]), attempts=int(so_far.get("attempts", 1)))
+    return found
+
+
 def _group(step):
     return step.row or step.name
 
@@ -147,18 +160,23 @@ def _setting(record):
                                                      record.get("parallel_runs", 1))
 
 
-def measured_lines(steps, measured, done=(), parallel_runs=None):
+def measured_lines(steps, measured, done=(), parallel_runs=None, started=None):
     """The markdown lines on the times measured so far (`measured`: records()) and those the rest should take.
 
     done: the names of the finished steps (finished(); those with a record count as finished too), whether
     or not a record tells their time (runs kept from before the records were written have none).
     parallel_runs: how many steps the rest would run at once (None: as the records ran, the most common).
-    Returns [] when no step has a record.
+    started: under_way() of the unfinished steps, or None; each is expected to need its estimate less the
+    time it has run so far (nothing once that is spent).
+    Returns [] when no step has a record and none is under way.
     """
-    if not measured:
-        return []
+    started = started or {}
     done = set(done) | set(measured)
-    expected = {name: seconds for name, seconds in estimates(steps, measured).items() if name not in done}
+    started_lines = _started_lines(started, done)
+    if not measured:
+        return ["## Times measured so far", ""] + started_lines if started_lines else []
+    expected = {name: max(0.0, seconds - started.get(name, {}).get("seconds", 0.0))
+                for name, seconds in estimates(steps, measured).items() if name not in done}
     groups = collections.OrderedDict()
     for step in steps:
         groups.setdefault(_group(step), []).append(step)
@@ -188,15 +206,28 @@ def measured_lines(steps, measured, done=(), parallel_runs=None):
         lines.append("Records written before attempts were counted give the last attempt only, a lower bound for a "
                      "run stopped and resumed: %s." % ("all of them (%d)" % len(last_only) if len(last_only) == len(
                          measured) else ", ".join(last_only)))
+    lines += started_lines
     left = [step for step in steps if step.name not in done]
     unknown = [step.name for step in left if step.name not in expected]
     if left:
         total = sum(expected.values())
-        lines.append("The %d step(s) left: about %s of runs (each row's median so far), so about %s with %d at a "
+        lines.append("The %d step(s) left: about %s of runs (each row's median so far%s), so about %s with %d at a "
                      "time on machines like these%s." % (
-                         len(left), duration(total), duration(total / max(1, min(parallel_runs, len(left)))),
+                         len(left), duration(total), ", less what those under way have run" if any(
+                             step.name in started for step in left) else "",
+                         duration(total / max(1, min(parallel_runs, len(left)))),
                          parallel_runs, "; not counted, no run of their stage measured yet: " + ", ".join(unknown)
                          if unknown else ""))
     else:
         lines.append("Every step is finished.")
     return lines
+
+
+def _started_lines(started, done):
+    """The line naming the unfinished steps that have run for a while, and for how long; [] if none."""
+    names = [name for name in started if name not in done]
+    if not names:
+        return []
+    return ["Under way (running now, or stopped part-way and resumed from their checkpoints when run again): %s." %
+            ", ".join("%s (%s so far, %d attempt(s))" % (name, duration(started[name]["seconds"]),
+                                                         started[name]["attempts"]) for name in names)]

@@ -79,6 +79,29 @@ def test_each_row_is_expected_to_take_its_median_run_and_a_new_row_its_stages(tm
     assert timing.measured_lines(steps, {}) == []
 
 
+def test_steps_under_way_are_named_with_their_time_so_far_and_expected_to_need_only_the_rest(tmp_path):
+    steps = [_step(tmp_path, "a_seed%d" % seed, "a") for seed in (1, 2, 3)]
+    for name, so_far in (("a_seed2", dict(seconds=1500.0, attempts=2)), ("a_seed3", dict(seconds=9000.0))):
+        os.makedirs(tmp_path / name)
+        (tmp_path / name / ("result.txt" + timing.ELAPSED_SUFFIX)).write_text(json.dumps(so_far))
+    os.makedirs(tmp_path / "a_seed1")
+    (tmp_path / "a_seed1" / ("result.txt" + timing.ELAPSED_SUFFIX)).write_text('{"seconds": 12')  # cut short
+    started = timing.under_way(steps)
+    assert started == {"a_seed2": dict(seconds=1500.0, attempts=2), "a_seed3": dict(seconds=9000.0, attempts=1)}
+    assert timing.under_way(steps, done={"a_seed2"}) == {"a_seed3": dict(seconds=9000.0, attempts=1)}
+    under_way = ("Under way (running now, or stopped part-way and resumed from their checkpoints when run again): "
+                 "a_seed2 (25m00s so far, 2 attempt(s)), a_seed3 (2h30m so far, 1 attempt(s)).")
+    # Nothing finished yet: the steps under way, and no figure to expect from.
+    assert timing.measured_lines(steps, {}, started=started) == ["## Times measured so far", "", under_way]
+    # a_seed1 took an hour: a_seed2 needs the 35 minutes left; a_seed3, past the median already, nothing.
+    measured = {"a_seed1": dict(seconds=3600.0, cpu="Some CPU", cores=1, parallel_runs=1, attempts=1)}
+    lines = timing.measured_lines(steps, measured, started=started)
+    assert "| a | 1 of 3 | 1 | 1h00m | — | 2 | 35m00s |" in lines
+    assert under_way in lines
+    assert lines[-1] == ("The 2 step(s) left: about 35m00s of runs (each row's median so far, less what those "
+                         "under way have run), so about 35m00s with 1 at a time on machines like these.")
+
+
 @pytest.mark.parametrize("seconds, text", [(0, "0m00s"), (59.6, "1m00s"), (3599, "59m59s"), (3600, "1h00m"),
                                            (90061, "25h01m")])
 def test_durations_read_as_the_progress_lines_print_them(seconds, text):
