@@ -37,9 +37,20 @@ def test_sample_lines_skips_empty_lines_and_names_bad_bytes(tmp_path):
         text_files.sample_lines([str(tmp_path / "blank.txt")], 10, "--train_file")
 
 
-def test_check_utf8_reads_every_line(tmp_path):
+def test_check_utf8_reads_every_line(tmp_path, monkeypatch):
     (tmp_path / "a.txt").write_text("one\n" * 1000)
     (tmp_path / "b.txt").write_bytes(b"two\n" * 500 + b"caf\xe9\n")
     text_files.check_utf8([str(tmp_path / "a.txt")], "--eval_file")
     with pytest.raises(ValueError, match=r"^--test_file: \S+/b.txt line 501 is not UTF-8 \(byte 4\)\.$"):
         text_files.check_utf8([str(tmp_path / "a.txt"), str(tmp_path / "b.txt")], "--test_file")
+    # Decoded in blocks: a character cut by a block's end is no error; a bad byte in a later block is named by
+    # its line; a file that ends inside a character too.
+    monkeypatch.setattr(text_files, "_BLOCK_BYTES", 3)
+    (tmp_path / "c.txt").write_text("caf\u00e9 cr\u00e8me\n" * 3, encoding="utf-8")
+    text_files.check_utf8([str(tmp_path / "c.txt")], "--train_file")
+    (tmp_path / "d.txt").write_bytes("caf\u00e9\n".encode() * 3 + b"\xff\n")
+    with pytest.raises(ValueError, match=r"^--train_file: \S+/d.txt line 4 is not UTF-8 \(byte 1\)\.$"):
+        text_files.check_utf8([str(tmp_path / "d.txt")], "--train_file")
+    (tmp_path / "e.txt").write_bytes(b"one\ncaf\xc3")
+    with pytest.raises(ValueError, match=r"^--train_file: \S+/e.txt line 2 is not UTF-8 \(byte 4\)\.$"):
+        text_files.check_utf8([str(tmp_path / "e.txt")], "--train_file")

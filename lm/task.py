@@ -121,8 +121,7 @@ def sources(options):
             continue
         if getattr(options, flag):
             found[mode] = lm_dataset.TextFiles(text_files.expand(getattr(options, flag), "--" + flag))
-            if mode != "train":  # Scored text, read whole; training text is checked as it is sampled.
-                text_files.check_utf8(found[mode].files, "--" + flag)
+            text_files.check_utf8(found[mode].files, "--" + flag)
         else:
             found[mode] = tfds_source.TfdsSplit(options.tfds_data_dir, split)
         logging.info("%s text: %s", mode, found[mode].describe())

@@ -332,6 +332,7 @@ def test_tfds_directory_without_lm1b_is_a_clear_error(tmp_path):
     (dict(max_seq_length=64), "--max_seq_length=64 exceeds the model's max_position_embeddings 32"),
     (dict(freeze="atention"), "did you mean attention"),
     (dict(vocab_file="/nonexistent.model"), "--vocab_file=/nonexistent.model does not exist"),
+    (dict(learning_rate=-0.01), r"^--learning_rate=-0.01 must be >= 0.0\.$"),
     (dict(do_train=False, do_eval=False), "At least one of `--do_train`"),
     (dict(do_eval=False, early_stopping_patience=3), "^--early_stopping_patience=3 needs --do_eval"),
 ])
@@ -351,6 +352,10 @@ def test_empty_file_and_vocabulary_mismatch_are_named(text, tmp_path):
     with pytest.raises(ValueError, match=r"^--eval_file: \S+/latin1.txt line 2 is not UTF-8 \(byte 4\)\.$"):
         task.run(_options(text, tmp_path / "a2", eval_file=str(latin1)))
     assert not (tmp_path / "a2").exists()
+    # Training text too, with its vocabulary given (so none is learned from it).
+    with pytest.raises(ValueError, match=r"^--train_file: \S+/latin1.txt line 2 is not UTF-8 \(byte 4\)\.$"):
+        task.run(_options(text, tmp_path / "a3", train_file=str(latin1)))
+    assert not (tmp_path / "a3").exists()
     config = tmp_path / "lm.json"
     config.write_text('{"vocab_size": 100, "hidden_size": 16, "num_attention_heads": 2, "num_hidden_layers": 1}')
     with pytest.raises(ValueError, match="vocab_size 100 does not fit the vocabulary .*spm.model \\(48 pieces\\)"):

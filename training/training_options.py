@@ -53,7 +53,7 @@ class TrainingOptions(DtypeOptions, DistributionOptions, FreezingOptions, InitCh
                              path="output_dir")
     do_train: bool = option(False, "Whether to run training.")
     train_batch_size: int = option(32, "Total batch size for training.", minimum=1)
-    learning_rate: float = option(5e-5, "The initial learning rate for the optimizer.")
+    learning_rate: float = option(5e-5, "The initial learning rate for the optimizer.", minimum=0.0)
     save_checkpoints_steps: int = option(1000, "How often to save the model checkpoint.", minimum=1)
     iterations_per_loop: int = option(
         1000, "How many steps to make in each estimator call (steps run in one compiled loop).",
