@@ -10,6 +10,7 @@ too few columns or an unknown label is an error naming the file and the
 import collections
 import csv
 import dataclasses
+import math
 import os
 
 import tensorflow as tf
@@ -120,12 +121,15 @@ class DataProcessor:
       submission_name: str or None, the task's GLUE leaderboard name
         ("CoLA", "MNLI-m", ...); None for non-GLUE tasks.
       is_regression: bool, the label is a float and there are no classes.
+      label_range: (low, high), the scores a regression label may take
+        (both included); None allows any finite number.
       takes_text_pair: bool, examples have a text_b (what an exported
         model's signature asks for).
     """
 
     submission_name = None
     is_regression = False
+    label_range = None
     takes_text_pair = True
     # Each example set's file under data_dir. The getters read these paths and
     # `input_files` lists them, so the check before a run and the reading agree.
@@ -171,6 +175,10 @@ class DataProcessor:
             return []
         return [(self.submission_name, self.get_test_examples(data_dir))]
 
+    def submission_file(self, data_dir, submission_name):
+        """str, the file `get_submission_sets` reads the set `submission_name` from: the test set's."""
+        return self.path(data_dir, "test")
+
     @classmethod
     def _read_tsv(cls, input_file, quotechar=None):
         """The original's API: every row of a TSV as a list of str."""
@@ -178,13 +186,19 @@ class DataProcessor:
         return [fields for _, fields in read_tsv(input_file)]
 
     def _parse_label(self, label, input_file, line_number):
-        """The checked label of one row: str in get_labels(), or float when regression."""
+        """The checked label of one row: str in get_labels(), or, when regression, a finite float
+        in `label_range` (not "nan" or "inf", whose loss would be nan)."""
         if self.is_regression:
+            low, high = self.label_range or (-math.inf, math.inf)
             try:
-                return float(label)
+                score = float(label)
             except ValueError:
-                raise ValueError("%s line %d: the label %r is not a number"
-                                 % (input_file, line_number, label)) from None
+                score = math.nan
+            if not (math.isfinite(score) and low <= score <= high):
+                expected = "a number from %g to %g" % (low, high) if self.label_range else "a finite number"
+                raise ValueError("%s line %d: the label %r is not %s"
+                                 % (input_file, line_number, label, expected))
+            return score
         labels = self.get_labels()
         if label not in labels:
             raise ValueError("%s line %d: unknown label %r; the labels of this task are %s"

@@ -1,5 +1,7 @@
 """Tests for the TSV reader and the processor base class."""
 
+import re
+
 import pytest
 
 from classifier_data import data_processor
@@ -68,6 +70,18 @@ def test_read_examples_checks_labels_and_numbers_guids(tmp_path):
     message = r"bad\.tsv line 3: unknown label 'maybe'.*\['yes', 'no'\]"
     with pytest.raises(ValueError, match=message):
         _TwoLabels()._read_examples(bad, "train", Columns(text_a=1, label=2))
+
+
+class _Scores(data_processor.DataProcessor):
+    is_regression = True
+
+
+def test_regression_label_must_be_a_finite_number(tmp_path):
+    path = _write(tmp_path / "train.tsv", "head\ttext\tscore\n7\thello\t-12.5\n8\tbye\tnan\n")
+    with pytest.raises(ValueError, match=r"^%s line 3: the label 'nan' is not a finite number$" % re.escape(path)):
+        _Scores()._read_examples(path, "train", Columns(text_a=1, label=2))
+    _write(tmp_path / "train.tsv", "head\ttext\tscore\n7\thello\t-12.5\n")
+    assert _Scores()._read_examples(path, "train", Columns(text_a=1, label=2))[0].label == -12.5
 
 
 def test_read_tsv_byte_that_is_not_utf8_names_file_line_and_column(tmp_path):

@@ -102,6 +102,7 @@ class StsbProcessor(GlueTsvProcessor):
 
     submission_name = "STS-B"
     is_regression = True
+    label_range = (0.0, 5.0)
     labelled_columns = Columns(text_a=7, text_b=8, label=-1)
     test_columns = Columns(text_a=7, text_b=8)
 
@@ -226,6 +227,12 @@ class MnliProcessor(DataProcessor):
             return None
         return self._read_examples(path, "diagnostic", self._DIAGNOSTIC)
 
+    def submission_file(self, data_dir, submission_name):
+        if submission_name == self.diagnostic_submission_name:
+            return self.diagnostic_file(data_dir)
+        mismatched = submission_name == self.mismatched_submission_name
+        return self.path(data_dir, "test_mismatched" if mismatched else "test")
+
     def get_submission_sets(self, data_dir):
         sets = [
             (self.submission_name, self.get_test_examples(data_dir)),
@@ -304,8 +311,12 @@ PROCESSORS = {
 _ALIASES = {"sst2": "sst-2", "stsb": "sts-b"}
 
 
-def canonical_task_name(task_name):
+def canonical_task_name(task_name, flag=None):
     """The PROCESSORS key of `task_name` (any case, aliases allowed).
+
+    Args:
+      task_name: str.
+      flag: str or None; when given the error names `--<flag>=<task_name>`.
 
     Raises:
       ValueError: an unknown task, listing the known ones.
@@ -313,15 +324,17 @@ def canonical_task_name(task_name):
     name = task_name.strip().lower()
     name = _ALIASES.get(name, name)
     if name not in PROCESSORS:
-        raise ValueError("Task not found: %s; known tasks: %s"
-                         % (task_name, ", ".join(sorted(PROCESSORS))))
+        known = ", ".join(sorted(PROCESSORS))
+        if flag:
+            raise ValueError("--%s=%s: unknown task; known tasks: %s" % (flag, task_name, known))
+        raise ValueError("Task not found: %s; known tasks: %s" % (task_name, known))
     return name
 
 
 def get_processor(task_name):
-    """A new processor for `task_name` (e.g. the --task_name flag).
+    """A new processor for `task_name`, the --task_name flag.
 
     Raises:
-      ValueError: an unknown task, listing the known ones.
+      ValueError: an unknown task, naming the flag and listing the known tasks.
     """
-    return PROCESSORS[canonical_task_name(task_name)]()
+    return PROCESSORS[canonical_task_name(task_name, flag="task_name")]()

@@ -181,6 +181,16 @@ def test_stsb_bad_score_and_missing_score(tmp_path):
         processors.StsbProcessor().get_dev_examples(str(tmp_path))
 
 
+@pytest.mark.parametrize("score", ["nan", "inf", "-inf", "42", "-7", "5.01"])
+def test_stsb_score_must_be_a_finite_number_from_0_to_5(tmp_path, score):
+    """float() takes "nan" and "inf" and STS-B's scores are 0-5: anything else would end in a nan loss."""
+    row = ["0", "g", "f", "y", "o", "s", "s", "A.", "B."]
+    path = _write_tsv(tmp_path, "train.tsv", [STSB_HEADER, row + ["0"], row + ["5.000"], row + [score]])
+    with pytest.raises(ValueError, match="^%s$" % re.escape(
+            "%s line 4: the label %r is not a number from 0 to 5" % (path, score))):
+        processors.StsbProcessor().get_train_examples(str(tmp_path))
+
+
 # ---------------------------------------------------------------- MNLI and AX
 
 MNLI_PARSES = ["( ( p ) )", "( ( h ) )", "(ROOT (p))", "(ROOT (h))"]
@@ -323,12 +333,15 @@ def test_registry_and_aliases():
     assert isinstance(processors.get_processor("stsb"), processors.StsbProcessor)
 
 
-def test_unknown_task_lists_known_tasks():
+def test_unknown_task_names_the_flag_and_lists_known_tasks():
+    known = "cola, mnli, mrpc, qnli, qqp, rte, sst-2, sts-b, wnli, xnli"
     with pytest.raises(ValueError) as error:
-        processors.get_processor("squad")
-    assert str(error.value) == (
-        "Task not found: squad; known tasks: cola, mnli, mrpc, qnli, qqp, rte, sst-2, sts-b, "
-        "wnli, xnli")
+        processors.get_processor("sst3")
+    assert str(error.value) == "--task_name=sst3: unknown task; known tasks: " + known
+    # Not from a flag (metrics.task_metrics): the task alone.
+    with pytest.raises(ValueError) as error:
+        processors.canonical_task_name("squad")
+    assert str(error.value) == "Task not found: squad; known tasks: " + known
 
 
 def test_submission_names():

@@ -94,9 +94,11 @@ class ClassifierRun:
         features_lib.check_vocab_fits_config(
             len(self.tokenizer.vocab), self.config.vocab_size, options.vocab_file)
         self.num_labels = 1 if self.is_regression else len(self.label_list)
-        # Read now, not after training: a malformed dev or test line stops the run before it.
+        # Read now, not after training: a malformed line or an empty file stops the run before it. The
+        # small files first; the training set is kept for train().
         self.eval_sets = self._read_eval_sets() if options.do_eval else []
         self.test_examples, self.submission_sets = self._read_test_sets() if options.do_predict else (None, [])
+        self.train_examples = self._read_train_set() if options.do_train else None
 
     def _check_input_files(self):
         """Every file --do_train/--do_eval/--do_predict reads is there, so none is missed after training."""
@@ -125,9 +127,7 @@ class ClassifierRun:
 
     def train(self, strategy, callbacks=()):
         options = self.options
-        examples = self.processor.get_train_examples(options.data_dir)
-        if not examples:
-            raise ValueError("No training examples in %s." % options.data_dir)
+        examples, self.train_examples = self.train_examples, None  # Not kept through evaluation.
         schedule = options.schedule(len(examples))
         logging.info("***** Running training: %d examples, batch size %d, %d steps *****",
                      len(examples), options.train_batch_size, schedule.num_train_steps)
@@ -176,19 +176,34 @@ class ClassifierRun:
         losses = -log_probs[np.arange(len(labels)), labels]
         return np.exp(log_probs), losses, labels
 
+    def _nonempty(self, examples, mode, file_of, *args):
+        """`examples`; none (a file with only its header) is an error naming the file, file_of(data_dir, *args),
+        and the --do_<mode> that reads it."""
+        if not examples:
+            raise ValueError("%s has no examples; task %s reads it from --data_dir for --do_%s."
+                             % (file_of(self.options.data_dir, *args), self.options.task_name, mode))
+        return examples
+
+    def _read_train_set(self):
+        processor = self.processor
+        return self._nonempty(processor.get_train_examples(self.options.data_dir), "train", processor.path, "train")
+
     def _read_eval_sets(self):
         """[(results file, records file, examples)]: dev (and MNLI's dev_mismatched)."""
-        sets = [("eval_results.txt", "eval.tf_record", self.processor.get_dev_examples)]
+        sets = [("eval_results.txt", "eval.tf_record", "dev", self.processor.get_dev_examples)]
         if hasattr(self.processor, "get_dev_mismatched_examples"):
-            sets.append(("eval_results_mismatched.txt", "eval_mismatched.tf_record",
+            sets.append(("eval_results_mismatched.txt", "eval_mismatched.tf_record", "dev_mismatched",
                          self.processor.get_dev_mismatched_examples))
-        return [(results_file, records, get_examples(self.options.data_dir))
-                for results_file, records, get_examples in sets]
+        return [(results_file, records,
+                 self._nonempty(get_examples(self.options.data_dir), "eval", self.processor.path, set_name))
+                for results_file, records, set_name, get_examples in sets]
 
     def _read_test_sets(self):
         """(test examples, [(GLUE submission name, examples)])."""
-        return (self.processor.get_test_examples(self.options.data_dir),
-                self.processor.get_submission_sets(self.options.data_dir))
+        processor, data_dir = self.processor, self.options.data_dir
+        test = self._nonempty(processor.get_test_examples(data_dir), "predict", processor.path, "test")
+        return test, [(name, self._nonempty(examples, "predict", processor.submission_file, name))
+                      for name, examples in processor.get_submission_sets(data_dir)]
 
     def evaluate(self, model, step):
         """Writes eval_results.txt (and eval_results_mismatched.txt for MNLI)."""

@@ -183,7 +183,7 @@ def test_initialises_from_run_pretraining_output_and_honours_freeze(glue, tmp_pa
 
 
 def test_eval_only_from_checkpoint_and_errors(glue, tmp_path):
-    with pytest.raises(ValueError, match="Task not found: mnlx; known tasks: cola, mnli"):
+    with pytest.raises(ValueError, match="^--task_name=mnlx: unknown task; known tasks: cola, mnli"):
         classification.run(_options(glue, tmp_path / "a", task_name="mnlx"))
     small = tmp_path / "small_config.json"
     small.write_text(json.dumps(dict(json.loads((glue / "bert_config.json").read_text()), vocab_size=10)))
@@ -239,6 +239,22 @@ def test_malformed_dev_and_test_files_fail_before_training(glue, tmp_path):
         (data / name).write_text("\n".join(lines) + "\n")
         output = tmp_path / name / "out"
         with pytest.raises(ValueError, match=r"^%s line 3: " % re.escape(str(data / name))):
+            classification.run(_options(glue, output, data_dir=str(data), **flags))
+        assert not output.exists()  # Found before anything was trained or written.
+
+
+def test_empty_train_dev_and_test_files_fail_before_training(glue, tmp_path):
+    """A file holding only its header: found before training, not by numpy after it."""
+    cases = [("dev_matched.tsv", "eval", dict(do_predict=False)), ("dev_mismatched.tsv", "eval", {}),
+             ("test_matched.tsv", "predict", dict(do_eval=False)), ("test_mismatched.tsv", "predict", {}),
+             ("diagnostic.tsv", "predict", {}), ("train.tsv", "train", dict(do_eval=False, do_predict=False))]
+    for name, mode, flags in cases:
+        data = tmp_path / name / "MNLI"
+        shutil.copytree(glue / "MNLI", data)
+        (data / name).write_text((data / name).read_text().splitlines()[0] + "\n")
+        output = tmp_path / name / "out"
+        message = "%s has no examples; task MNLI reads it from --data_dir for --do_%s." % (data / name, mode)
+        with pytest.raises(ValueError, match="^%s$" % re.escape(message)):
             classification.run(_options(glue, output, data_dir=str(data), **flags))
         assert not output.exists()  # Found before anything was trained or written.
 
