@@ -26,6 +26,7 @@ from classifier_data.features import check_vocab_fits_config
 from modeling import bert_setup, frozen_export
 from options import Options, option
 from serving.export import ExportOptions, export_squad
+from squad_data.examples import examples_from_data
 from training import evaluation, inference, input_checks, process, run_record
 from training import trainer as trainer_lib
 from training.training_options import FineTuningOptions
@@ -78,14 +79,24 @@ class SquadOptions(bert_setup.BertConfigOptions, FineTuningOptions, SquadAnswerO
 
 
 def _read_examples(options, flag, is_training):
-    """The examples of --train_file or --predict_file; errors in the file name the flag."""
+    """(the "data" list, `SquadReadResult`) of --train_file or --predict_file.
+
+    Raises:
+      FileNotFoundError, ValueError: the file is missing, malformed or has no questions (that training
+        can use); the message names the flag.
+    """
+    path = getattr(options, flag)
     try:
-        return squad_data.read_squad_examples(getattr(options, flag), is_training=is_training,
-                                              version_2_with_negative=options.version_2_with_negative)
+        dataset = squad_data.load_squad_data(path)
+        read = examples_from_data(dataset, path, is_training, options.version_2_with_negative)
     except FileNotFoundError as error:
         raise FileNotFoundError("--%s: %s" % (flag, error)) from None
     except ValueError as error:
         raise ValueError("--%s: %s" % (flag, error)) from None
+    if not read.examples:
+        raise ValueError("--%s: SQuAD file %s has no questions%s." % (
+            flag, path, " whose answer is found in its context" if read.skipped_ids else ""))
+    return dataset, read
 
 
 def _model_inputs(batch):
@@ -122,16 +133,19 @@ class SquadRun:
         self.tokenizer = tokenization.CachedFullTokenizer.from_vocab_file(
             options.vocab_file, options.do_lower_case)
         check_vocab_fits_config(len(self.tokenizer.vocab), self.config.vocab_size, options.vocab_file)
+        # Read now, not after training: a malformed or empty file stops the run before it. The predict file
+        # first (the smaller); both are kept, so read once.
+        self.predict_data, self.predict_read = (
+            _read_examples(options, "predict_file", is_training=False) if options.do_predict else (None, None))
+        self.train_read = _read_examples(options, "train_file", is_training=True)[1] if options.do_train else None
 
     def build_model(self):
         return modeling.build_model(modeling.BertSquadModel(self.config))
 
     def train(self, strategy, callbacks=()):
         options = self.options
-        read = _read_examples(options, "train_file", is_training=True)
+        read, self.train_read = self.train_read, None  # Not kept through prediction.
         examples = list(read.examples)
-        if not examples:
-            raise ValueError("No training examples in %s." % options.train_file)
         random.Random(EXAMPLE_SHUFFLE_SEED).shuffle(examples)
         schedule = options.schedule(len(examples))
         records = os.path.join(options.output_dir, "train.tf_record")
@@ -157,8 +171,7 @@ class SquadRun:
     def predict(self, model, step=0):
         """Writes the prediction files, and eval_results.json (and TensorBoard scalars at
         `step`) when answers are known."""
-        options = self.options
-        read = _read_examples(options, "predict_file", is_training=False)
+        options, read = self.options, self.predict_read
         features = squad_data.convert_examples_to_features(
             read.examples, self.tokenizer, options.max_seq_length, options.doc_stride,
             options.max_query_length, is_training=False)
@@ -185,9 +198,8 @@ class SquadRun:
             options.null_score_diff_threshold, options.verbose_logging)
         written = squad_data.write_prediction_files(options.output_dir, predictions)
         metrics = None
-        if squad_data.predict_file_has_answers(options.predict_file, options.version_2_with_negative):
-            dataset = squad_data.load_squad_data(options.predict_file)
-            metrics = squad_data.evaluate(dataset, predictions.predictions,
+        if squad_data.has_answers(self.predict_data, options.version_2_with_negative):
+            metrics = squad_data.evaluate(self.predict_data, predictions.predictions,
                                           options.version_2_with_negative, predictions.null_odds)
             written["eval_results"] = squad_data.write_eval_results(options.output_dir, metrics)
             evaluation.write_eval_summaries(options.output_dir, metrics, step)

@@ -1,6 +1,7 @@
 """run_squad's run on tiny SQuAD 2.0-format data: training, prediction files, official metrics."""
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -137,6 +138,29 @@ def test_inputs_checked_before_training(files, tmp_path):
     assert str(error.value) == ("--train_file: SQuAD file %s line 1: not valid UTF-8 (byte 0xe9 "
                                 "at column 25)." % latin1)
     assert not (output / "train.tf_record").exists()
+
+
+def test_malformed_or_empty_files_fail_before_training(files, tmp_path):
+    """The predict file is read at the start, as the train file is, not after training."""
+    output = tmp_path / "out"
+    broken = tmp_path / "dev-v2.0.json"
+    broken.write_text('{"data": [')
+    with pytest.raises(ValueError, match=r"^--predict_file: SQuAD file %s is not valid JSON: " % re.escape(str(broken))):
+        squad.run(_options(files, output, predict_file=str(broken)))
+    train = json.loads((files / "train.json").read_text())
+    train["data"][1]["paragraphs"][0]["qas"][0]["answers"] = [{"text": "gold", "answer_start": "5"}]
+    malformed = tmp_path / "train-v2.0.json"
+    malformed.write_text(json.dumps(train))
+    with pytest.raises(ValueError) as error:
+        squad.run(_options(files, output, train_file=str(malformed)))
+    assert str(error.value) == ('--train_file: SQuAD file %s: data[1].paragraphs[0].qas[0].answers[0].answer_start '
+                                'is "5"; expected an integer.' % malformed)
+    empty = tmp_path / "empty.json"
+    empty.write_text(json.dumps({"version": "v2.0", "data": []}))
+    with pytest.raises(ValueError) as error:
+        squad.run(_options(files, output, predict_file=str(empty)))
+    assert str(error.value) == "--predict_file: SQuAD file %s has no questions." % empty
+    assert not output.exists()  # nothing written, nothing trained
 
 
 def test_xla_compiled_steps_fine_tune_as_the_plain_steps(files, tmp_path):

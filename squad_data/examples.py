@@ -7,7 +7,9 @@ The original run_squad's reader, with its errors made explicit:
     positions, and every answerable question needs exactly one answer;
   - answers whose text cannot be found in the words they map to are skipped
     with a warning and reported in `SquadReadResult.skipped_ids`;
-  - SQuAD 2.0 `is_impossible` questions get positions -1 and answer "".
+  - SQuAD 2.0 `is_impossible` questions get positions -1 and answer "";
+  - a value the reading needs that is missing or of the wrong JSON type is
+    an error naming the file and its JSON path, not a KeyError.
 
 Examples are Model Garden's `squad_lib.SquadExample`, so that its feature
 conversion and post-processing take them as they are.
@@ -116,22 +118,45 @@ def load_squad_data(input_file):
     return dataset["data"]
 
 
-def _answer_positions(qa, doc_tokens, char_to_word_offset):
-    """Maps the single answer of `qa` to word positions.
+_EXPECTED = {dict: "an object", list: "a list", str: "a string", int: "an integer", bool: "true or false"}
+_MISSING = object()
+
+
+def _checked(value, kind, path, input_file):
+    """`value` when it is of JSON type `kind` (dict, list, str, int or bool); else a ValueError naming the
+    file, the JSON path (data[0].paragraphs[2].context) and the type expected."""
+    if isinstance(value, kind) and not (kind is int and isinstance(value, bool)):
+        return value
+    found = "missing" if value is _MISSING else json.dumps(value, ensure_ascii=False)
+    found = found if len(found) <= 60 else found[:57] + "..."
+    raise ValueError("SQuAD file %s: %s is %s; expected %s." % (input_file, path, found, _EXPECTED[kind]))
+
+
+def _field(parent, key, kind, path, input_file, default=_MISSING):
+    """parent[key] (`default` when absent, if given), checked as `_checked` does; `path` is the parent's."""
+    return _checked(parent.get(key, default), kind, "%s.%s" % (path, key), input_file)
+
+
+def _items(value, kind, path, input_file):
+    """(path of the item, item) for each item of the list `value`, each checked to be a `kind`."""
+    for i, item in enumerate(value):
+        item_path = "%s[%d]" % (path, i)
+        yield item_path, _checked(item, kind, item_path, input_file)
+
+
+def _answer_positions(qa_id, answer_text, start_char, doc_tokens, char_to_word_offset):
+    """Maps an answer (its text and character offset) to word positions.
 
     Returns:
       (answer_text, start_word, end_word), or None when the answer text is
       not found in the words its offsets point at.
     """
-    answer = qa["answers"][0]
-    answer_text = answer["text"]
-    start_char = answer["answer_start"]
     end_char = start_char + len(answer_text) - 1
     # Offsets outside the context cannot be recovered either (the original
     # crashes on them with an IndexError).
     if not answer_text.strip() or start_char < 0 or end_char >= len(char_to_word_offset):
         logging.warning("Answer of question %s is empty or outside its context: %r at %d.",
-                        qa["id"], answer_text, start_char)
+                        qa_id, answer_text, start_char)
         return None
     # An answer starting on whitespace before the first word starts at word
     # 0 (-1 would index the last word).
@@ -143,18 +168,29 @@ def _answer_positions(qa, doc_tokens, char_to_word_offset):
     cleaned_answer = " ".join(tokenization.whitespace_tokenize(answer_text))
     if actual_text.find(cleaned_answer) == -1:
         logging.warning("Could not find answer of question %s: %r vs. %r",
-                        qa["id"], actual_text, cleaned_answer)
+                        qa_id, actual_text, cleaned_answer)
         return None
     return answer_text, start_word, end_word
 
 
 def read_squad_examples(input_file, is_training, version_2_with_negative):
-    """Reads a SQuAD JSON file into examples.
+    """Reads a SQuAD JSON file into examples: `examples_from_data` of `load_squad_data`.
+
+    Raises:
+      FileNotFoundError, ValueError: see `load_squad_data` and `examples_from_data`.
+    """
+    return examples_from_data(load_squad_data(input_file), input_file, is_training, version_2_with_negative)
+
+
+def examples_from_data(dataset, input_file, is_training, version_2_with_negative):
+    """The examples of a SQuAD file's "data" list, its structure checked on the way.
 
     Args:
-      input_file: str, path of train-v1.1.json, dev-v2.0.json, ...
+      dataset: the "data" list of input_file (`load_squad_data`).
+      input_file: str, path of train-v1.1.json, dev-v2.0.json, ...; named in errors.
       is_training: bool; True reads the answers (positions, is_impossible),
-        False reads only ids, questions and contexts (as the original).
+        False reads only ids, questions and contexts (as the original), and
+        checks the answers that evaluation reads, when there are any.
       version_2_with_negative: bool, whether questions may carry
         `"is_impossible": true` (SQuAD 2.0). Read only when training; a
         missing key means answerable.
@@ -165,39 +201,58 @@ def read_squad_examples(input_file, is_training, version_2_with_negative):
       word indexes (inclusive), -1 for impossible questions.
 
     Raises:
-      FileNotFoundError, ValueError: see `load_squad_data`.
-      ValueError: when training and an answerable question does not have
-        exactly one answer (naming the question id).
+      ValueError: a value the reading needs is missing or of the wrong JSON
+        type: every article needs a "paragraphs" list, every paragraph a
+        "context" string and a "qas" list, every question an "id" and a
+        "question" string and, when training and answerable, an "answers"
+        list of exactly one {"text": string, "answer_start": integer}; when
+        predicting, "answers", if present, must be a list of {"text":
+        string} (what evaluation reads). The message names the file and the
+        JSON path (data[0].paragraphs[2].qas[1].answers[0].answer_start), or,
+        for a wrong number of answers, the question id.
     """
     examples = []
     skipped_ids = []
-    for article in load_squad_data(input_file):
-        for paragraph in article["paragraphs"]:
-            doc_tokens, char_to_word_offset = split_context(paragraph["context"])
-            for qa in paragraph["qas"]:
-                example = SquadExample(qas_id=qa["id"], question_text=qa["question"],
-                                       doc_tokens=doc_tokens)
+    for article_path, article in _items(dataset, dict, "data", input_file):
+        paragraphs = _field(article, "paragraphs", list, article_path, input_file)
+        for paragraph_path, paragraph in _items(paragraphs, dict, article_path + ".paragraphs", input_file):
+            context = _field(paragraph, "context", str, paragraph_path, input_file)
+            doc_tokens, char_to_word_offset = split_context(context)
+            qas = _field(paragraph, "qas", list, paragraph_path, input_file)
+            for qa_path, qa in _items(qas, dict, paragraph_path + ".qas", input_file):
+                qa_id = _field(qa, "id", str, qa_path, input_file)
+                question = _field(qa, "question", str, qa_path, input_file)
+                example = SquadExample(qas_id=qa_id, question_text=question, doc_tokens=doc_tokens)
                 if is_training:
                     if version_2_with_negative:
-                        example.is_impossible = bool(qa.get("is_impossible", False))
+                        example.is_impossible = _field(qa, "is_impossible", bool, qa_path, input_file, default=False)
                     if example.is_impossible:
                         example.start_position = -1
                         example.end_position = -1
                         example.orig_answer_text = ""
                     else:
-                        answers = qa.get("answers", [])
+                        answers = _field(qa, "answers", list, qa_path, input_file, default=[])
                         if len(answers) != 1:
                             raise ValueError(
                                 "SQuAD file %s: for training, each answerable question needs "
                                 "exactly 1 answer; question %s has %d."
-                                % (input_file, qa["id"], len(answers))
+                                % (input_file, qa_id, len(answers))
                             )
-                        found = _answer_positions(qa, doc_tokens, char_to_word_offset)
+                        answer_path = qa_path + ".answers[0]"
+                        answer = _checked(answers[0], dict, answer_path, input_file)
+                        found = _answer_positions(
+                            qa_id, _field(answer, "text", str, answer_path, input_file),
+                            _field(answer, "answer_start", int, answer_path, input_file),
+                            doc_tokens, char_to_word_offset)
                         if found is None:
-                            skipped_ids.append(qa["id"])
+                            skipped_ids.append(qa_id)
                             continue
                         (example.orig_answer_text, example.start_position,
                          example.end_position) = found
+                elif "answers" in qa:  # Evaluation reads each answer's text.
+                    answers = _field(qa, "answers", list, qa_path, input_file)
+                    for answer_path, answer in _items(answers, dict, qa_path + ".answers", input_file):
+                        _field(answer, "text", str, answer_path, input_file)
                 examples.append(example)
 
     if skipped_ids:

@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 
 import pytest
 
@@ -150,3 +151,57 @@ def test_byte_that_is_not_utf8_names_file_line_and_column(tmp_path):
     with pytest.raises(ValueError) as info:
         squad_examples.read_squad_examples(path, True, False)
     assert str(info.value) == "SQuAD file %s line 3: not valid UTF-8 (byte 0xfe at column 21)." % path
+
+
+def _without(obj, key):
+    del obj[key]
+
+
+# (change to a valid one-question file, the JSON path and what the message says of it).
+_MALFORMED = [
+    (lambda d: d["data"].append(3), "data[1] is 3; expected an object"),
+    (lambda d: _without(d["data"][0], "paragraphs"), "data[0].paragraphs is missing; expected a list"),
+    (lambda d: _without(d["data"][0]["paragraphs"][0], "context"),
+     "data[0].paragraphs[0].context is missing; expected a string"),
+    (lambda d: _without(d["data"][0]["paragraphs"][0], "qas"), "data[0].paragraphs[0].qas is missing; expected a list"),
+    (lambda d: _without(d["data"][0]["paragraphs"][0]["qas"][0], "id"),
+     "data[0].paragraphs[0].qas[0].id is missing; expected a string"),
+    (lambda d: _without(d["data"][0]["paragraphs"][0]["qas"][0], "question"),
+     "data[0].paragraphs[0].qas[0].question is missing; expected a string"),
+    (lambda d: d["data"][0]["paragraphs"][0]["qas"][0].update(answers=None),
+     "data[0].paragraphs[0].qas[0].answers is null; expected a list"),
+    (lambda d: d["data"][0]["paragraphs"][0]["qas"][0]["answers"][0].update(answer_start="4"),
+     'data[0].paragraphs[0].qas[0].answers[0].answer_start is "4"; expected an integer'),
+    (lambda d: d["data"][0]["paragraphs"][0]["qas"][0]["answers"][0].update(answer_start=True),
+     "data[0].paragraphs[0].qas[0].answers[0].answer_start is true; expected an integer"),
+    (lambda d: _without(d["data"][0]["paragraphs"][0]["qas"][0]["answers"][0], "text"),
+     "data[0].paragraphs[0].qas[0].answers[0].text is missing; expected a string"),
+    (lambda d: d["data"][0]["paragraphs"][0]["qas"][0].update(answers=["cat"]),
+     'data[0].paragraphs[0].qas[0].answers[0] is "cat"; expected an object'),
+    (lambda d: d["data"][0]["paragraphs"][0]["qas"][0].update(is_impossible="no"),
+     'data[0].paragraphs[0].qas[0].is_impossible is "no"; expected true or false'),
+]
+
+
+@pytest.mark.parametrize("change, message", _MALFORMED)
+def test_malformed_structure_names_file_and_json_path(tmp_path, change, message):
+    data = _squad([_qa("q", "cat", 4)])
+    change(data)
+    path = _write(tmp_path, data)
+    with pytest.raises(ValueError, match="^%s$" % re.escape("SQuAD file %s: %s." % (path, message))):
+        squad_examples.read_squad_examples(path, is_training=True, version_2_with_negative=True)
+
+
+def test_prediction_checks_what_it_and_evaluation_read(tmp_path):
+    # Test-style files carry no answers; an answer's offset is not read.
+    qas = [{"id": "a", "question": "?"}, _qa("b", "cat", "not read"), _qa("c", "cat", 4)]
+    path = _write(tmp_path, _squad(qas))
+    assert len(squad_examples.read_squad_examples(path, False, False).examples) == 3
+    qas[2]["answers"].append({"answer_start": 4})  # Evaluation reads each answer's text.
+    path = _write(tmp_path, _squad(qas))
+    message = "SQuAD file %s: data[0].paragraphs[0].qas[2].answers[1].text is missing; expected a string." % path
+    with pytest.raises(ValueError, match="^%s$" % re.escape(message)):
+        squad_examples.read_squad_examples(path, False, False)
+    path = _write(tmp_path, _squad([{"id": 7, "question": "?"}]))
+    with pytest.raises(ValueError, match=r"qas\[0\]\.id is 7; expected a string\.$"):
+        squad_examples.read_squad_examples(path, False, False)
