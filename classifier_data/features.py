@@ -241,20 +241,22 @@ def dataset_from_file(input_file, max_seq_length, is_regression, batch_size, is_
     return dataset.prefetch(tf.data.AUTOTUNE)
 
 
-def check_vocab_fits_config(vocab_size_of_file, config_vocab_size, vocab_file="the vocab file"):
-    """Raises ValueError if the vocabulary has more entries than the model's embedding.
+def check_vocab_fits_config(vocab, config_vocab_size, vocab_file="the vocab file"):
+    """Raises ValueError if the vocabulary has ids beyond the model's embedding.
 
     Ids at or beyond config_vocab_size have no embedding row: looking them up
-    fails on CPU and silently reads zeros on GPU. Fewer entries than
-    vocab_size is harmless (unused rows).
+    fails on CPU and silently reads zeros on GPU. Fewer ids than vocab_size is
+    harmless (unused rows). The ids are line numbers, so a token repeated on
+    several lines makes the highest id, not the count of tokens, the one to check.
 
     Args:
-      vocab_size_of_file: int, e.g. len(tokenizer.vocab).
+      vocab: {token: id}, e.g. tokenizer.vocab.
       config_vocab_size: int, bert_config.vocab_size.
       vocab_file: str, named in the message.
     """
-    if vocab_size_of_file > config_vocab_size:
+    size = max(vocab.values()) + 1 if vocab else 0
+    if size > config_vocab_size:
         raise ValueError(
-            "%s has %d entries but bert_config's vocab_size is %d: ids >= %d have no "
+            "%s has %d lines (ids 0-%d) but bert_config's vocab_size is %d: ids >= %d have no "
             "embedding. Use the vocab.txt that came with the checkpoint and its config."
-            % (vocab_file, vocab_size_of_file, config_vocab_size, config_vocab_size))
+            % (vocab_file, size, size - 1, config_vocab_size, config_vocab_size))

@@ -177,10 +177,15 @@ def test_training_dataset_repeats_and_shuffles_with_a_seed(tokenizer, tmp_path):
 
 
 def test_check_vocab_fits_config():
-    features.check_vocab_fits_config(30522, 30522)
-    features.check_vocab_fits_config(100, 30522)
-    with pytest.raises(ValueError, match=r"vocab\.txt has 30600 entries .* vocab_size is 30522"):
-        features.check_vocab_fits_config(30600, 30522, "/models/vocab.txt")
+    features.check_vocab_fits_config({"t%d" % i: i for i in range(30522)}, 30522)
+    features.check_vocab_fits_config({"t%d" % i: i for i in range(100)}, 30522)
+    with pytest.raises(ValueError, match=r"^/models/vocab\.txt has 30600 lines \(ids 0-30599\) but bert_config's "
+                                         r"vocab_size is 30522: ids >= 30522 have no embedding\."):
+        features.check_vocab_fits_config({"t%d" % i: i for i in range(30600)}, 30522, "/models/vocab.txt")
+    # A token on two lines: 22 tokens, but ids up to 22 (load_vocab keeps the later line's id).
+    repeated = dict({"t%d" % i: i for i in range(22)}, t3=22)
+    with pytest.raises(ValueError, match=r"has 23 lines \(ids 0-22\) but bert_config's vocab_size is 22"):
+        features.check_vocab_fits_config(repeated, 22)
 
 
 def test_records_file_appears_only_when_complete(tokenizer, tmp_path):

@@ -92,7 +92,7 @@ class ClassifierRun:
         self.tokenizer = tokenization.CachedFullTokenizer.from_vocab_file(
             options.vocab_file, options.do_lower_case)
         features_lib.check_vocab_fits_config(
-            len(self.tokenizer.vocab), self.config.vocab_size, options.vocab_file)
+            self.tokenizer.vocab, self.config.vocab_size, options.vocab_file)
         self.num_labels = 1 if self.is_regression else len(self.label_list)
         # Read now, not after training: a malformed line or an empty file stops the run before it. The
         # small files first; the training set is kept for train().

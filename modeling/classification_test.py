@@ -187,7 +187,7 @@ def test_eval_only_from_checkpoint_and_errors(glue, tmp_path):
         classification.run(_options(glue, tmp_path / "a", task_name="mnlx"))
     small = tmp_path / "small_config.json"
     small.write_text(json.dumps(dict(json.loads((glue / "bert_config.json").read_text()), vocab_size=10)))
-    with pytest.raises(ValueError, match=r"vocab.txt has 20 entries but bert_config's vocab_size is 10"):
+    with pytest.raises(ValueError, match=r"vocab.txt has 20 lines \(ids 0-19\) but bert_config's vocab_size is 10"):
         classification.run(_options(glue, tmp_path / "b", bert_config_file=str(small)))
     with pytest.raises(ValueError, match="needs a checkpoint in --output_dir or --init_checkpoint"):
         classification.run(_options(glue, tmp_path / "c", do_train=False))

@@ -85,7 +85,7 @@ def run(options):
     config = bert_setup.effective_config(options)
     # The SavedModel computes in --dtype, as run_classifier.py's and run_squad.py's --export_dir in theirs.
     performance.set_mixed_precision_policy(tf.as_dtype(options.dtype))
-    check_vocab_fits_config(len(tokenization.load_vocab(options.vocab_file)), config.vocab_size, options.vocab_file)
+    check_vocab_fits_config(tokenization.load_vocab(options.vocab_file), config.vocab_size, options.vocab_file)
     model, export_fn = build_model(options, config)
     result = init_checkpoint_lib.load(model, options.init_checkpoint)
     if result.missing:

@@ -132,7 +132,7 @@ class SquadRun:
         # FullTokenizer's tokens; SQuAD's conversion tokenizes word by word, which the cache makes cheap.
         self.tokenizer = tokenization.CachedFullTokenizer.from_vocab_file(
             options.vocab_file, options.do_lower_case)
-        check_vocab_fits_config(len(self.tokenizer.vocab), self.config.vocab_size, options.vocab_file)
+        check_vocab_fits_config(self.tokenizer.vocab, self.config.vocab_size, options.vocab_file)
         # Read now, not after training: a malformed or empty file stops the run before it. The predict file
         # first (the smaller); both are kept, so read once.
         self.predict_data, self.predict_read = (

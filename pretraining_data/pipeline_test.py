@@ -160,7 +160,8 @@ def test_vocab_errors(data, tmp_path):
         _run(dict(data, vocab=str(tmp_path / "no-vocab.txt")), "error")
     no_mask = tmp_path / "no-mask.txt"
     no_mask.write_text("\n".join(t for t in testing.vocab_tokens() if t != "[MASK]") + "\n")
-    with pytest.raises(ValueError, match=r"lacks \[MASK\]"):
+    with pytest.raises(ValueError, match=r"^--vocab_file \S+/no-mask.txt lacks \[MASK\] \(\d+ tokens\): pre-training "
+                                         r"data needs \[CLS\], \[SEP\] and \[MASK\]"):
         _run(dict(data, vocab=str(no_mask)), "error")
 
 

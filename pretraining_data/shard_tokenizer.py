@@ -20,7 +20,7 @@ def load_vocab(vocab_file):
     """The vocab (OrderedDict token -> id), with clear errors.
 
     Raises:
-      ValueError: the vocab file is missing, unreadable or lacks [UNK].
+      ValueError: the vocab file is missing, unreadable or lacks [UNK], [CLS], [SEP] or [MASK].
     """
     if not file_system.exists(vocab_file):
         raise ValueError("--vocab_file: %s does not exist." % vocab_file)
@@ -29,9 +29,11 @@ def load_vocab(vocab_file):
     except file_system.errors() as error:
         raise ValueError("Cannot read --vocab_file %s: %s"
                          % (vocab_file, file_system.reason(error))) from None
-    if "[UNK]" not in vocab:
-        raise ValueError("--vocab_file %s has no [UNK] token (%d tokens): words outside the "
-                         "vocab need it." % (vocab_file, len(vocab)))
+    missing = [token for token in ("[UNK]", "[CLS]", "[SEP]", "[MASK]") if token not in vocab]
+    if missing:
+        raise ValueError("--vocab_file %s lacks %s (%d tokens): pre-training data needs [CLS], [SEP] and "
+                         "[MASK], and words outside the vocab need [UNK]." % (vocab_file, ", ".join(missing),
+                                                                              len(vocab)))
     return vocab
 
 

@@ -18,6 +18,7 @@ Only the standard library: `load_vocab` reads gs:// paths through `file_system`
 """
 
 import collections
+import logging
 import re
 import unicodedata
 
@@ -63,6 +64,9 @@ def load_vocab(vocab_file):
     Returns:
       `collections.OrderedDict` mapping token (`str`, the line stripped of
       surrounding whitespace) -> id (`int`, the zero-based line number).
+      As in the original, bytes that are not UTF-8 are dropped and a token on
+      several lines keeps the last one's id; both are logged as warnings, naming
+      the lines, since the tokens then no longer match the model's ids.
 
     Raises:
       FileNotFoundError: if `vocab_file` does not exist.
@@ -72,14 +76,42 @@ def load_vocab(vocab_file):
         raise FileNotFoundError("BERT vocab file not found: %s" % (vocab_file,))
     with file_system.open_file(vocab_file, "rb") as reader:
         data = reader.read()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        text = convert_to_unicode(data)
+        bad = [number for number, raw in enumerate(data.split(b"\n"), 1) if not _is_utf8(raw)]
+        logging.warning("%s: %d line(s) are not UTF-8 (%s); their bad bytes are dropped, as the original BERT "
+                        "does, so those tokens may not match the text.", vocab_file, len(bad), _lines(bad))
     # Lines are split on "\n" only (as GFile.readline() does), so a stray
     # "\r" or U+2028 inside a line does not shift the ids of later tokens.
-    lines = convert_to_unicode(data).split("\n")
+    lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()  # The final newline does not start another token.
+    repeated = []
     for index, line in enumerate(lines):
-        vocab[line.strip()] = index
+        token = line.strip()
+        if token in vocab:
+            repeated.append(index + 1)
+        vocab[token] = index
+    if repeated:
+        logging.warning("%s: %d line(s) repeat an earlier token (%s); each such token keeps its last line's id, as "
+                        "in the original BERT, and the earlier ids are never produced.", vocab_file, len(repeated),
+                        _lines(repeated))
     return vocab
+
+
+def _is_utf8(raw):
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _lines(numbers, shown=5):
+    """'line 3, line 9, ...' of the first `shown` line numbers."""
+    return ", ".join("line %d" % n for n in numbers[:shown]) + (", ..." if len(numbers) > shown else "")
 
 
 def convert_by_vocab(vocab, items):

@@ -239,11 +239,29 @@ def test_load_vocab(tmp_path):
         ("[PAD]", 0), ("[UNK]", 1), ("\u00e9t\u00e9", 2), ("##s", 3)]
 
 
-def test_load_vocab_duplicate_token_keeps_last_id(tmp_path):
+def test_load_vocab_duplicate_token_keeps_last_id_and_warns(tmp_path, caplog):
     path = tmp_path / "vocab.txt"
     path.write_text("a\nb\na\n\nc\n", encoding="utf-8")
-    vocab = tokenization.load_vocab(str(path))
+    with caplog.at_level("WARNING"):
+        vocab = tokenization.load_vocab(str(path))
     assert vocab == {"a": 2, "b": 1, "": 3, "c": 4}
+    assert caplog.messages == ["%s: 1 line(s) repeat an earlier token (line 3); each such token keeps its last "
+                               "line's id, as in the original BERT, and the earlier ids are never produced." % path]
+
+
+def test_load_vocab_drops_bytes_that_are_not_utf8_as_the_original_and_names_the_lines(tmp_path, caplog):
+    path = tmp_path / "vocab.txt"
+    path.write_bytes(b"[PAD]\ncaf\xe9\nthe\n\xff\xfe\n")  # Latin-1, not UTF-8
+    with caplog.at_level("WARNING"):
+        vocab = tokenization.load_vocab(str(path))
+    assert vocab == {"[PAD]": 0, "caf": 1, "the": 2, "": 3}
+    assert caplog.messages == ["%s: 2 line(s) are not UTF-8 (line 2, line 4); their bad bytes are dropped, as the "
+                               "original BERT does, so those tokens may not match the text." % path]
+    caplog.clear()
+    path.write_text("".join("t%d\n" % i for i in range(8)) * 2, encoding="utf-8")
+    with caplog.at_level("WARNING"):
+        tokenization.load_vocab(str(path))
+    assert "8 line(s) repeat an earlier token (line 9, line 10, line 11, line 12, line 13, ...)" in caplog.text
 
 
 def test_missing_vocab_file_is_clear_error(tmp_path):
