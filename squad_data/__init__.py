@@ -21,7 +21,6 @@ from squad_data.evaluation import evaluate
 from squad_data.evaluation import evaluate_v1_1
 from squad_data.evaluation import evaluate_v2_0
 from squad_data.evaluation import has_answers
-from squad_data.evaluation import predict_file_has_answers
 from squad_data.evaluation import write_eval_results
 from squad_data.examples import SquadExample
 from squad_data.examples import SquadReadResult
@@ -69,7 +68,6 @@ __all__ = [
     "load_squad_data",
     "make_dataset",
     "postprocess_predictions",
-    "predict_file_has_answers",
     "read_squad_examples",
     "results_from_batch",
     "split_context",

@@ -22,7 +22,6 @@ import tensorflow as tf
 from official.nlp.tools import squad_evaluate_v1_1
 from official.nlp.tools import squad_evaluate_v2_0
 
-from squad_data.examples import load_squad_data
 
 EVAL_RESULTS_FILE = "eval_results.json"
 
@@ -64,11 +63,6 @@ def has_answers(dataset, version_2_with_negative):
             return False
         found = True
     return found
-
-
-def predict_file_has_answers(predict_file, version_2_with_negative):
-    """`has_answers` of a SQuAD JSON file (errors as `load_squad_data`)."""
-    return has_answers(load_squad_data(predict_file), version_2_with_negative)
 
 
 def evaluate_v1_1(dataset, predictions):

@@ -96,7 +96,7 @@ def test_v2_matches_model_garden_and_official_keys():
     assert only_has["HasAns_f1"] == pytest.approx(40.0)
 
 
-def test_has_answers(tmp_path):
+def test_has_answers():
     assert evaluation.has_answers(V1, version_2_with_negative=False)
     assert evaluation.has_answers(V2, version_2_with_negative=True)
     # Empty answers on a v2 impossible question only.
@@ -106,10 +106,6 @@ def test_has_answers(tmp_path):
     all_empty = _dataset([_qa("x"), _qa("y")])
     assert not evaluation.has_answers(all_empty, True)
     assert not evaluation.has_answers(_dataset([]), False)
-    path = os.path.join(str(tmp_path), "dev.json")
-    with open(path, "w") as f:
-        json.dump({"version": "1.1", "data": V1}, f)
-    assert evaluation.predict_file_has_answers(path, False)
 
 
 def test_write_eval_results(tmp_path):
