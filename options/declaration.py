@@ -151,10 +151,13 @@ def from_flags(options_class, flag_values=flags.FLAGS):
 
 
 def run_or_exit(program, run, options):
-    """Runs; bad input or a diverged run ends with a one-line message, no traceback."""
+    """Runs; bad input, a diverged run or a failed child process ends with a one-line message, no traceback.
+
+    A ChildProcessError's message names the child's log, which holds its traceback.
+    """
     try:
         return run(options)
-    except (ValueError, FileNotFoundError, FloatingPointError) as error:
+    except (ValueError, FileNotFoundError, FloatingPointError, ChildProcessError) as error:
         sys.exit("%s: error: %s" % (program, error))
 
 

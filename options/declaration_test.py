@@ -10,7 +10,7 @@ from feature_extraction.feature_extractor import ExtractFeaturesOptions
 from modeling.classification import ClassifierOptions
 from modeling.pretraining import PretrainingOptions
 from modeling.squad import SquadOptions
-from options import Options, default_of, define_flags, from_flags, option
+from options import Options, default_of, define_flags, from_flags, option, run_or_exit
 from options.declaration import NEW_FLAGS_SECTION
 from pretraining_data.instances import CreatePretrainingDataOptions
 
@@ -185,3 +185,18 @@ def test_default_of_keeps_the_declaration_and_changes_only_the_default():
         _LongerWarmup(num_warmup_steps=-1).validate()
     with pytest.raises(TypeError, match=r"^_Steps declares no option 'warmup'\.$"):
         default_of(_Steps, "warmup", 1)
+
+
+@pytest.mark.parametrize("error", [ValueError("--x=1 must be positive."), FileNotFoundError("no such file: a.txt"),
+                                   FloatingPointError("The loss became nan."),
+                                   ChildProcessError("1 step(s) failed: a. Their logs: /out/logs/a.log.")])
+def test_run_or_exit_ends_on_bad_input_in_one_line_and_lets_bugs_raise(error):
+    def fails(_):
+        raise error
+
+    with pytest.raises(SystemExit) as exited:
+        run_or_exit("prog.py", fails, None)
+    assert exited.value.code == "prog.py: error: %s" % error
+    with pytest.raises(KeyError):  # a bug keeps its traceback
+        run_or_exit("prog.py", lambda _: {}["missing"], None)
+    assert run_or_exit("prog.py", lambda given: given + 1, 1) == 2

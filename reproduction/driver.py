@@ -136,6 +136,19 @@ def options_class(registry):
     return joined
 
 
+def _refuse_unread_flags(options, study):
+    """ValueError naming the flags set to other than their default that `study` does not read (another study's
+    data flags, say): nothing given on the command line is silently ignored."""
+    own = [field.name for field in dataclasses.fields(study.options)] if study.options else []
+    read = {field.name for field in dataclasses.fields(ReproduceOptions)} | {"experiment"} | set(own)
+    unread = ["--" + field.name for field in dataclasses.fields(options) if field.name not in read
+              and field.default is not dataclasses.MISSING and getattr(options, field.name) != field.default]
+    if unread:
+        them = "it" if len(unread) == 1 else "them"
+        raise ValueError("%s: --experiment=%s does not read %s; leave %s out (its own flags: %s)." % (
+            ", ".join(unread), study.name, them, them, ", ".join("--" + name for name in own) or "none"))
+
+
 def plan_script(steps, experiment, scale, notes=()):
     """plan.sh: every command in order, each skipped when its outputs exist.
 
@@ -218,7 +231,9 @@ def run(options, registry):
     """
     options.validate()
     study = registry.get(options.experiment)
+    _refuse_unread_flags(options, study)
     plan = study.plan(options)
+    steps, added = selection.select(plan.steps, options.rows, options.seeds)  # a dry run checks them too
     dtype = precision(plan.steps)
     if dtype:
         plan.markdown = plan.markdown.rstrip("\n") + "\n" + precision_line(dtype)
@@ -242,7 +257,6 @@ def run(options, registry):
         if measured:
             print("\n".join([""] + measured), flush=True)
         return written
-    steps, added = selection.select(plan.steps, options.rows, options.seeds)
     if options.rows or options.seeds:
         logging.info("--rows/--seeds: %d of the plan's %d steps%s.", len(steps), len(plan.steps),
                      "; with the earlier steps they read from: %s" % ", ".join(added) if added else "")

@@ -127,10 +127,42 @@ def test_rows_bring_the_steps_they_read_from_and_the_report_waits_for_the_rest(t
     (dict(seeds="one"), r"^--seeds=one: 'one' is not a seed; expected integers separated by commas, e\.g\. "
                         r"--seeds=1,2\.$"),
 ])
-def test_unknown_rows_and_seeds_are_named(tmp_path, corpus, flags, message):
+@pytest.mark.parametrize("dry_run", [False, True])
+def test_unknown_rows_and_seeds_are_named(tmp_path, corpus, flags, message, dry_run):
     with pytest.raises(ValueError, match=message):
-        _run(tmp_path / "out", corpus, **flags)
+        _run(tmp_path / "out", corpus, dry_run=dry_run, **flags)
     assert CALLS == []
+
+
+@dataclasses.dataclass(kw_only=True)
+class _TwoStudiesOptions(_Options):
+    other_file: str = option("", help="A flag another study reads.")
+    other_steps: int = option(3, help="Another.")
+
+
+def test_a_flag_the_study_does_not_read_is_refused_not_ignored(tmp_path, corpus):
+    def run(**flags):
+        return driver.run(_TwoStudiesOptions(output_dir=str(tmp_path / "out"), corpus=str(corpus), dry_run=True,
+                                             **flags), Registry([_Study()]))
+
+    with pytest.raises(ValueError, match=r"^--other_file, --other_steps: --experiment=fake does not read them; "
+                                         r"leave them out \(its own flags: none\)\.$"):
+        run(other_file="/data/a.txt", other_steps=5)
+    with pytest.raises(ValueError, match=r"^--other_steps: --experiment=fake does not read it; leave it out \(its own "
+                                         r"flags: --other_file\)\.$"):
+        driver.run(_TwoStudiesOptions(output_dir=str(tmp_path / "out"), corpus=str(corpus), dry_run=True,
+                                      other_steps=5), Registry([_StudyOfOneFlag()]))
+    assert run(other_steps=3)["plan_md"]  # a default is not a flag given
+    CALLS.clear()
+
+
+@dataclasses.dataclass(kw_only=True)
+class _OneFlag(Options):
+    other_file: str = option("", help="The one flag of the study.")
+
+
+class _StudyOfOneFlag(_Study):
+    options = _OneFlag
 
 
 def test_a_plan_without_seeds_refuses_seeds():
@@ -330,7 +362,7 @@ def test_a_failing_run_beside_others_names_its_log_and_lets_the_others_finish(tm
     # none_seed1 cannot write its vocabulary (a folder where the file goes): its process fails while data runs.
     os.makedirs(tmp_path / "out" / "none_seed1")
     (tmp_path / "out" / "none_seed1" / "vocab.txt").mkdir()
-    with pytest.raises(RuntimeError, match=r"^1 step\(s\) failed: none_seed1\. Their logs: .*/logs/none_seed1\.log\. "
+    with pytest.raises(ChildProcessError, match=r"^1 step\(s\) failed: none_seed1\. Their logs: .*/logs/none_seed1\.log\. "
                                            r"Fix the cause and run the same command again"):
         _run(tmp_path / "out", corpus, rows="model/ffn,deep/none", seeds="1", parallel_runs=2)
     assert "IsADirectoryError" in (tmp_path / "out" / "logs" / "none_seed1.log").read_text()

@@ -198,7 +198,8 @@ def run(steps, programs, before_step=None, output_dir=None, archive=None, parall
 
     Raises:
       ValueError: a step's recorded inputs differ from its flags' (see check_inputs).
-      RuntimeError: a step ended without its outputs, or its process failed (its log named): with several
+      RuntimeError: a step ended without its outputs.
+      ChildProcessError: a step's process failed (its log named; the program ends on it in one line): with several
         at once, the steps still running are let finish first, and no new one starts.
     """
     if output_dir is None:
@@ -318,7 +319,7 @@ def _run_in_processes(to_run, programs, before_step, output_dir, archive, parall
         for clock in clocks.values():
             clock.stop()
     if failed:
-        raise RuntimeError("%d step(s) failed: %s. Their logs: %s. Fix the cause and run the same command again: "
+        raise ChildProcessError("%d step(s) failed: %s. Their logs: %s. Fix the cause and run the same command again: "
                            "finished steps are skipped, the failed ones resume from their checkpoints."
                            % (len(failed), ", ".join(child.step.name for child in failed),
                               ", ".join(child.log for child in failed)))

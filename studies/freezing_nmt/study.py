@@ -10,6 +10,7 @@ import dataclasses
 import os
 from typing import Optional
 
+from file_system import text_files
 from nmt import synthetic, task
 from nmt.parameter_groups import count_parameters
 from options import option
@@ -61,7 +62,8 @@ def data_flags(options):
     """run_translation.py's data flags for every row: the given ones, the tiny synthetic pair, or placeholders.
 
     Raises:
-      ValueError: naming what a real run at paper scale lacks.
+      ValueError: naming what a real run at paper scale lacks, or a given file flag that names no file (checked
+        here, not in the first run's log; a dry run may name files of another machine).
     """
     given = {name: getattr(options, "%s_%s" % (split, kind)) for split in DATA_SPLITS
              for kind in ("tsv", "src", "tgt") for name in ["%s_%s" % (split, kind)]}
@@ -72,6 +74,9 @@ def data_flags(options):
             if not (given.get(split + "_tsv") or (given.get(split + "_src") and given.get(split + "_tgt"))):
                 raise ValueError("--experiment=%s needs --%s_tsv, or --%s_src with --%s_tgt."
                                  % (EXPERIMENT, split, split, split))
+        for name, value in given.items():
+            if not options.dry_run:
+                text_files.expand(value, "--" + name)
         return dict(given, **languages)
     if options.scale == "tiny":
         directory = os.path.join(options.output_dir, "sample_data", "nmt")

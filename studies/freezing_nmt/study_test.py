@@ -118,6 +118,13 @@ def test_paper_scale_without_data_is_named(tmp_path):
         studies.run(_options(tmp_path, experiment="freezing_nmt", scale="paper"))
     with pytest.raises(ValueError, match="--experiment=freezing_nmt needs --dev_tsv, or --dev_src with --dev_tgt"):
         studies.run(_options(tmp_path, experiment="freezing_nmt", train_tsv="x.tsv", test_tsv="y.tsv"))
+    # A file flag naming no file is refused when the plan is made, not in the first run's log.
+    (tmp_path / "dev.tsv").write_text("ein Satz\ta sentence\n")
+    with pytest.raises(ValueError, match=r"^--train_tsv: \S+/missing\.tsv matches no file\.$"):
+        studies.run(_options(tmp_path / "out", experiment="freezing_nmt", scale="small", parallel_runs=2,
+                             train_tsv=str(tmp_path / "missing.tsv"), dev_tsv=str(tmp_path / "dev.tsv"),
+                             test_tsv=str(tmp_path / "dev.tsv")))
+    assert not (tmp_path / "out" / "logs").exists()
 
 
 def test_small_scale_configs_seeds_and_plan(tmp_path, capsys):

@@ -9,6 +9,7 @@ import dataclasses
 import os
 from typing import Optional
 
+from file_system import text_files
 from lm import task
 from lm.parameter_groups import count_parameters
 from options import option
@@ -73,10 +74,14 @@ def data_paths(options):
     """The LmDataPaths of the run: the flags, the tiny sample text, or a dry run's placeholders.
 
     Raises:
-      ValueError: naming the flags a real run at paper scale lacks.
+      ValueError: naming the flags a real run at paper scale lacks, or a given file flag that names no file
+        (checked here, not in the first run's log; a dry run may name files of another machine).
     """
     given = dict(train_file=options.train_file, eval_file=options.eval_file, test_file=options.test_file)
     if options.tfds_data_dir or all(given.values()):
+        for name, value in given.items():
+            if value and not options.dry_run:
+                text_files.expand(value, "--" + name)
         return lm_experiments.LmDataPaths(tfds_data_dir=options.tfds_data_dir, vocab_file=options.vocab_file,
                                           **given)
     if options.scale.startswith("tiny") and not any(given.values()):  # Small scale never reads the sample text.

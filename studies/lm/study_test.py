@@ -144,6 +144,13 @@ def test_tiny_scale_without_text_splits_the_sample_corpus(tmp_path):
 def test_paper_scale_without_text_is_named(tmp_path):
     with pytest.raises(ValueError, match="--experiment=lm_figure1 needs --eval_file, --test_file, or --tfds_data_dir"):
         studies.run(_options(tmp_path, experiment="lm_figure1", scale="paper", train_file="x.txt"))
+    # A file flag naming no file is refused when the plan is made, not in the first run's log.
+    (tmp_path / "eval.txt").write_text("a line\n")
+    texts = dict(train_file=str(tmp_path / "missing*.txt"), eval_file=str(tmp_path / "eval.txt"),
+                 test_file=str(tmp_path / "eval.txt"))
+    with pytest.raises(ValueError, match=r"^--train_file: \S+/missing\*\.txt matches no file\.$"):
+        studies.run(_options(tmp_path / "out", experiment="lm_figure1", scale="small", parallel_runs=2, **texts))
+    assert not (tmp_path / "out" / "logs").exists()
 
 
 @pytest.mark.parametrize("name", ["lm_figure1", "lm_figure3a"])
