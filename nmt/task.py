@@ -326,7 +326,7 @@ def run(options, callbacks=(), given=None):
     strategy = process.prepare(options)
     train = found.get("train")
     vocabulary = vocabulary_lib.get(options.spm_model, options.vocab_size, train[0] if train else None,
-                                    options.output_dir)
+                                    options.output_dir, flag="--spm_model")
     check_padding_id(vocabulary, options)
     config = vocabulary_lib.fit_vocabulary(config, vocabulary)
     record["spm_model"] = vocabulary.content_hash

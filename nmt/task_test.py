@@ -296,6 +296,8 @@ def test_bad_files_are_named_before_any_model(data, tmp_path):
                                    minloglevel=2)  # SentencePiece's defaults: <unk> 0, no pad
     with pytest.raises(ValueError, match="--spm_model=.*unk_first.model has no padding piece at id 0"):
         translation.run(_options(data, tmp_path / "out3", spm_model=str(unk_first) + ".model"))
+    with pytest.raises(ValueError, match=r"^--spm_model=\S+/bad.tsv is not a SentencePiece model \("):
+        translation.run(_options(data, tmp_path / "out4", spm_model=str(bad)))
 
 
 @pytest.mark.eager

@@ -35,16 +35,18 @@ class Vocabulary:
     path: str
 
     @classmethod
-    def from_proto(cls, proto, path):
+    def from_proto(cls, proto, path, flag=None):
+        """The vocabulary of a serialized model read from `path` (through `flag`, named in errors, if given)."""
+        where = "%s=%s" % (flag, path) if flag else path
         processor = spm.SentencePieceProcessor()
         try:
             processor.LoadFromSerializedProto(proto)
         except (RuntimeError, OSError) as error:
-            raise ValueError("%s is not a SentencePiece model (%s)." % (path, str(error).strip())) from None
+            raise ValueError("%s is not a SentencePiece model (%s)." % (where, str(error).strip())) from None
         eos = processor.eos_id()
         if eos < 0:
             raise ValueError("%s has no end-of-sentence piece (eos_id); the model needs one to end "
-                             "each sentence." % path)
+                             "each sentence." % where)
         bos = processor.bos_id() if processor.bos_id() >= 0 else eos
         return cls(proto, processor.GetPieceSize(), bos, eos, path)
 
@@ -60,15 +62,15 @@ class Vocabulary:
 
 
 def load(path, flag="--vocab_file"):
-    """Reads a SentencePiece model file.
+    """Reads a SentencePiece model file, given by `flag` (None: one the run wrote).
 
     Raises:
       ValueError: naming the flag and file when it is missing or not a model.
     """
     if not tf.io.gfile.exists(path):
-        raise ValueError("%s=%s does not exist." % (flag, path))
+        raise ValueError("%s does not exist." % ("%s=%s" % (flag, path) if flag else path))
     with tf.io.gfile.GFile(path, "rb") as f:
-        return Vocabulary.from_proto(f.read(), path)
+        return Vocabulary.from_proto(f.read(), path, flag)
 
 
 def learn(lines, vocab_size, output_dir):
@@ -101,8 +103,9 @@ def learn(lines, vocab_size, output_dir):
     return vocabulary
 
 
-def get(vocab_file, vocab_size, train_source, output_dir, max_sentences=DEFAULT_MAX_SENTENCES):
-    """The run's vocabulary: --vocab_file, else output_dir's learned one, else learned now.
+def get(vocab_file, vocab_size, train_source, output_dir, max_sentences=DEFAULT_MAX_SENTENCES,
+        flag="--vocab_file"):
+    """The run's vocabulary: `vocab_file` (given by `flag`), else output_dir's learned one, else learned now.
 
     Args:
       train_source: the training lines (lm.dataset.TextFiles or
@@ -112,18 +115,18 @@ def get(vocab_file, vocab_size, train_source, output_dir, max_sentences=DEFAULT_
       ValueError: when there is no vocabulary and nothing to learn one from.
     """
     if vocab_file:
-        return load(vocab_file)
+        return load(vocab_file, flag)
     saved = os.path.join(output_dir, MODEL_FILE)
     if tf.io.gfile.exists(saved):
-        vocabulary = load(saved, "the learned vocabulary")
+        vocabulary = load(saved, None)
         if vocabulary.size != vocab_size:
             raise ValueError("%s holds %d pieces but --vocab_size=%d; use a new --output_dir to learn "
                              "another vocabulary." % (saved, vocabulary.size, vocab_size))
         logging.info("Using the vocabulary learned earlier: %s", saved)
         return vocabulary
     if train_source is None:
-        raise ValueError("No vocabulary: give --vocab_file, or train in this --output_dir first "
-                         "(training learns one, %s)." % MODEL_FILE)
+        raise ValueError("No vocabulary: give %s, or train in this --output_dir first "
+                         "(training learns one, %s)." % (flag, MODEL_FILE))
     return learn(train_source.sample_lines(max_sentences), vocab_size, output_dir)
 
 

@@ -40,12 +40,16 @@ def test_get_prefers_the_flag_then_the_saved_model(tmp_path):
     assert vocabulary.get(learned.path, 999, None, str(tmp_path / "elsewhere")).size == 30
     with pytest.raises(ValueError, match="No vocabulary: give --vocab_file"):
         vocabulary.get(None, 30, None, str(tmp_path / "empty"))
+    with pytest.raises(ValueError, match="No vocabulary: give --spm_model"):
+        vocabulary.get(None, 30, None, str(tmp_path / "empty"), flag="--spm_model")
 
 
 def test_bad_models_and_sizes_are_named(tmp_path):
     (tmp_path / "vocab.txt").write_text("[PAD]\nthe\n")
-    with pytest.raises(ValueError, match="vocab.txt is not a SentencePiece model"):
+    with pytest.raises(ValueError, match=r"^--vocab_file=\S+/vocab.txt is not a SentencePiece model \("):
         vocabulary.load(str(tmp_path / "vocab.txt"))
+    with pytest.raises(ValueError, match=r"^--spm_model=\S+/vocab.txt is not a SentencePiece model \("):
+        vocabulary.load(str(tmp_path / "vocab.txt"), "--spm_model")
     with pytest.raises(ValueError, match="--vocab_file=.*missing.model does not exist"):
         vocabulary.load(str(tmp_path / "missing.model"))
     with pytest.raises(ValueError, match=r"--vocab_size=500 cannot be learned from the training text: "
