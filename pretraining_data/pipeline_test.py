@@ -3,6 +3,7 @@
 import logging
 import os
 import subprocess
+import re
 import sys
 
 import numpy as np
@@ -230,3 +231,18 @@ def test_a_missing_compiled_module_is_named_in_a_warning(data, caplog, monkeypat
     assert summary.num_instances > 0
     assert any("pretraining_data/_example_encoding.pyx; run `make setup`" in r.getMessage()
                for r in caplog.records)
+
+
+def test_text_the_vocabulary_does_not_cover_is_named_in_a_warning(data, tmp_path, caplog):
+    with caplog.at_level("WARNING"):
+        _run(data, "covered")
+    assert "[UNK]" not in caplog.text
+    # Upper-cased text kept cased (--do_lower_case=False) against a lower-case vocab: almost every piece unknown.
+    shouted = testing.write_corpus(str(tmp_path / "shouted.txt"), [
+        [sentence.upper() for sentence in document] for document in testing.make_documents(30, seed=2)])
+    caplog.clear()
+    with caplog.at_level("WARNING"):
+        _run(data, "shouted", inputs=[shouted], do_lower_case=False)
+    found = re.search(r"(\d+) of the (\d+) word pieces of the first instances \(\d+%\) are \[UNK\]: the vocabulary "
+                      r"does not cover this text\. Check --vocab_file and --do_lower_case", caplog.text)
+    assert found and int(found.group(1)) > 0.5 * int(found.group(2)), caplog.text

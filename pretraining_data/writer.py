@@ -2,7 +2,10 @@
 
 Record k (counting over the whole run) goes to output file k % len(files).
 The first 20 instances are logged in the original's format, and the run ends
-with the original's "Wrote N total instances". Records arrive a shard at a
+with the original's "Wrote N total instances". If more than a tenth of the word
+pieces of those instances are [UNK], a warning says so: the vocabulary does not
+cover the text (a cased text with --do_lower_case=False and an uncased vocab,
+say), which the original writes without a word. Records arrive a shard at a
 time, already framed as TFRecords (shard_worker.ShardRecords), and are
 written through `file_system`, so gs://... paths work too.
 Each file is written as `<path>.incomplete` and renamed to `<path>` at the
@@ -23,6 +26,8 @@ _NUM_LOGGED = 20
 # The order in which the original logs (and builds) the features.
 _FEATURE_ORDER = ("input_ids", "input_mask", "segment_ids", "masked_lm_positions",
                   "masked_lm_ids", "masked_lm_weights", "next_sentence_labels")
+_SPECIAL = frozenset(("[CLS]", "[SEP]", "[MASK]"))
+_MOST_UNKNOWN = 0.1  # the share of [UNK] word pieces in the logged instances beyond which a warning is logged
 
 
 def parse_output_files(output_file):
@@ -34,7 +39,7 @@ def parse_output_files(output_file):
 
 
 def log_instance(record, inv_vocab):
-    """Logs one serialized instance as the original does (tokens, then features)."""
+    """Logs one serialized instance as the original does (tokens, then features); returns its tokens."""
     features = example_encoder.decode(record)
     num_tokens = sum(features["input_mask"])
     tokens = [inv_vocab[i] for i in features["input_ids"][:num_tokens]]
@@ -42,6 +47,17 @@ def log_instance(record, inv_vocab):
     logging.info("tokens: %s", " ".join(tokens))
     for name in _FEATURE_ORDER:
         logging.info("%s: %s", name, " ".join(str(value) for value in features[name]))
+    return tokens
+
+
+def warn_if_mostly_unknown(tokens):
+    """Logs a warning when more than _MOST_UNKNOWN of `tokens`' word pieces (the special tokens left out) are [UNK]."""
+    pieces = [token for token in tokens if token not in _SPECIAL]
+    unknown = sum(token == "[UNK]" for token in pieces)
+    if pieces and unknown > _MOST_UNKNOWN * len(pieces):
+        logging.warning("%d of the %d word pieces of the first instances (%.0f%%) are [UNK]: the vocabulary does not "
+                        "cover this text. Check --vocab_file and --do_lower_case (an uncased vocab needs "
+                        "--do_lower_case=True).", unknown, len(pieces), 100.0 * unknown / len(pieces))
 
 
 class RoundRobinWriter:
@@ -71,6 +87,7 @@ class RoundRobinWriter:
         self.output_files = list(output_files)
         self.total_written = 0
         self._inv_vocab = inv_vocab
+        self._logged_tokens = []
         self._files = []
         with contextlib.ExitStack() as stack:
             # Unwound last in, first out: every file is closed before any is
@@ -94,8 +111,11 @@ class RoundRobinWriter:
         Args:
           records: shard_worker.ShardRecords.
         """
-        for i in range(min(records.num_records, max(0, _NUM_LOGGED - self.total_written))):
-            log_instance(records.record(i), self._inv_vocab)
+        to_log = min(records.num_records, max(0, _NUM_LOGGED - self.total_written))
+        for i in range(to_log):
+            self._logged_tokens += log_instance(records.record(i), self._inv_vocab)
+        if to_log and self.total_written + to_log == _NUM_LOGGED:
+            warn_if_mostly_unknown(self._logged_tokens)
         num_files = len(self._files)
         if num_files == 1:
             self._files[0].write(records.framed)
@@ -116,6 +136,8 @@ class RoundRobinWriter:
         self._files = []
         self._outputs.__exit__(exc_type, exc, traceback)
         if exc_type is None:
+            if self.total_written < _NUM_LOGGED:  # fewer instances than are logged: not checked yet
+                warn_if_mostly_unknown(self._logged_tokens)
             for path in self.output_files:
                 logging.info("Wrote %s", path)
             logging.info("Wrote %d total instances", self.total_written)

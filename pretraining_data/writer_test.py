@@ -102,3 +102,16 @@ def test_parse_output_files():
     assert writer_lib.parse_output_files(" a.tfrecord, b.tfrecord ,") == ["a.tfrecord", "b.tfrecord"]
     with pytest.raises(ValueError, match="--output_file is empty"):
         writer_lib.parse_output_files(" , ")
+
+
+def test_a_warning_names_text_the_vocabulary_does_not_cover(caplog):
+    covered = ["[CLS]", "[UNK]"] + ["word"] * 9 + ["[SEP]", "[MASK]"]  # 1 piece of 10 unknown: no warning
+    with caplog.at_level("WARNING"):
+        writer_lib.warn_if_mostly_unknown(covered)
+        writer_lib.warn_if_mostly_unknown(["[CLS]", "[SEP]"])
+    assert caplog.messages == []
+    with caplog.at_level("WARNING"):
+        writer_lib.warn_if_mostly_unknown(["[CLS]", "[UNK]", "[UNK]"] + ["word"] * 8 + ["[SEP]"])
+    assert caplog.messages == ["2 of the 10 word pieces of the first instances (20%) are [UNK]: the vocabulary does "
+                               "not cover this text. Check --vocab_file and --do_lower_case (an uncased vocab needs "
+                               "--do_lower_case=True)."]
