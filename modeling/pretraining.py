@@ -207,7 +207,7 @@ def run(options, callbacks=()):
     strategy = process.prepare(options)
     for files in dict.fromkeys((tuple(input_files), tuple(eval_files))):
         pretraining_input.check_record_lengths(
-            list(files), options.max_seq_length, options.max_predictions_per_seq
+            list(files), options.max_seq_length, options.max_predictions_per_seq, config.vocab_size
         )
     logging.info("*** Input files: %d ***\n  %s", len(input_files), "\n  ".join(input_files))
     trainer = None

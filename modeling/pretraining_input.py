@@ -13,6 +13,7 @@ several input pipelines (workers), each reads its own files when there are
 enough, else its own slice of every batch.
 """
 
+from google.protobuf import message
 import tensorflow as tf
 
 # The original's read parallelism and record shuffle buffer.
@@ -53,13 +54,15 @@ def expand_input_files(input_file, flag="--input_file"):
     return files
 
 
-def check_record_lengths(input_files, max_seq_length, max_predictions_per_seq):
-    """Reads the first record of each file and checks it fits the flags.
+def check_record_lengths(input_files, max_seq_length, max_predictions_per_seq, vocab_size=None):
+    """Reads the first record of each file and checks it fits the flags (and, given `vocab_size`, the model).
 
-    A mismatch would otherwise surface deep inside training as a parse error.
+    A mismatch would otherwise surface deep inside training as a parse error or an embedding lookup
+    out of range.
 
     Raises:
-      ValueError: naming the file, the feature, its length and the flag.
+      ValueError: naming the file, the feature, its length and the flag; a record that is not a
+        tf.train.Example; a token id at or beyond `vocab_size`.
     """
     expected = {
         "input_ids": ("--max_seq_length", max_seq_length),
@@ -77,14 +80,19 @@ def check_record_lengths(input_files, max_seq_length, max_predictions_per_seq):
             raise ValueError("Input file %s holds no records." % path) from None
         except tf.errors.DataLossError as error:
             raise ValueError("Input file %s is not a TFRecord file: %s" % (path, error.message)) from None
-        example = tf.train.Example.FromString(record.numpy())
+        try:
+            example = tf.train.Example.FromString(record.numpy())
+        except message.DecodeError as error:
+            raise ValueError("Input file %s: its records are not tf.train.Example protos (%s); is it a pre-training "
+                             "file from create_pretraining_data.py?" % (path, error)) from None
         features = example.features.feature
-        for name, (flag, length) in expected.items():
+        for name in list(expected) + ["next_sentence_labels"]:
             if name not in features:
                 raise ValueError(
                     "Input file %s: records lack the feature %r; is it a pre-training "
                     "file from create_pretraining_data.py?" % (path, name)
                 )
+        for name, (flag, length) in expected.items():
             feature = features[name]
             actual = len(feature.int64_list.value) or len(feature.float_list.value)
             if actual != length:
@@ -92,6 +100,12 @@ def check_record_lengths(input_files, max_seq_length, max_predictions_per_seq):
                     "Input file %s: %s has length %d but %s=%d. Pass the %s the file "
                     "was created with." % (path, name, actual, flag, length, flag)
                 )
+        for name in ("input_ids", "masked_lm_ids") if vocab_size else ():
+            largest = max(features[name].int64_list.value, default=0)
+            if largest >= vocab_size:
+                raise ValueError(
+                    "Input file %s: %s holds token id %d but the model's vocab_size is %d (--bert_config_file): "
+                    "the file was made with a larger vocabulary than the model's." % (path, name, largest, vocab_size))
 
 
 def _parse(serialized, spec):

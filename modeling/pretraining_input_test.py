@@ -383,3 +383,30 @@ def test_evaluation_dataset_follows_the_given_file_order(record_files):
 def test_evaluation_dataset_smaller_than_a_batch_is_empty(record_files):
     paths, _ = record_files
     assert list(pretraining_input.evaluation_dataset(paths[1:2], 8, SEQ, PRED)) == []
+
+
+def test_check_record_lengths_needs_next_sentence_labels_and_examples(tmp_path):
+    features = _valid_features()
+    del features["next_sentence_labels"]
+    path = _write_examples(tmp_path / "no_nsp.tfrecord", [_example(**features)])
+    with pytest.raises(ValueError, match="^" + re.escape(
+            "Input file %s: records lack the feature 'next_sentence_labels'; is it a pre-training file from "
+            "create_pretraining_data.py?" % path)):
+        pretraining_input.check_record_lengths([path], SEQ, PRED)
+    not_examples = tmp_path / "not_examples.tfrecord"
+    with tf.io.TFRecordWriter(str(not_examples)) as writer:
+        writer.write(b"\xff\xff\xff not a proto")
+    with pytest.raises(ValueError, match="^" + re.escape(
+            "Input file %s: its records are not tf.train.Example protos (" % not_examples)):
+        pretraining_input.check_record_lengths([str(not_examples)], SEQ, PRED)
+
+
+def test_check_record_lengths_names_ids_beyond_the_model_s_vocabulary(tmp_path):
+    path = _write_examples(tmp_path / "ok.tfrecord", [_example(**_valid_features())])
+    pretraining_input.check_record_lengths([path], SEQ, PRED, vocab_size=10)  # ids up to 9
+    with pytest.raises(ValueError, match="^" + re.escape(
+            "Input file %s: masked_lm_ids holds token id 9 but the model's vocab_size is 9 (--bert_config_file): "
+            "the file was made with a larger vocabulary than the model's." % path)):
+        pretraining_input.check_record_lengths([path], SEQ, PRED, vocab_size=9)
+    with pytest.raises(ValueError, match="input_ids holds token id 7 but the model's vocab_size is 5"):
+        pretraining_input.check_record_lengths([path], SEQ, PRED, vocab_size=5)

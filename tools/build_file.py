@@ -39,9 +39,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SKIP_DIRS = {"build", "demo_output", "benchmark_output", "__pycache__", "node_modules"}
 # Import name -> the distribution requirements.txt (or Model Garden's own requirements) installs.
 THIRD_PARTY = {
-    "PIL": "pillow", "absl": "absl_py", "google_crc32c": "google_crc32c", "matplotlib": "matplotlib",
-    "numpy": "numpy", "official": "tf_models_official", "pytest": "pytest", "sacrebleu": "sacrebleu",
-    "safetensors": "safetensors", "scipy": "scipy", "sentencepiece": "sentencepiece",
+    "PIL": "pillow", "absl": "absl_py", "google": "protobuf", "google_crc32c": "google_crc32c",
+    "matplotlib": "matplotlib", "numpy": "numpy", "official": "tf_models_official", "pytest": "pytest",
+    "sacrebleu": "sacrebleu", "safetensors": "safetensors", "scipy": "scipy", "sentencepiece": "sentencepiece",
     "tensorflow": "tensorflow", "tensorflow_datasets": "tensorflow_datasets", "tensorflow_text": "tensorflow_text",
     "tf_keras": "tf_keras",
 }
