@@ -27,6 +27,7 @@ import modeling
 import outputs
 import tokenization
 from checkpoints import init_checkpoint as init_checkpoint_lib
+from classifier_data.features import check_vocab_fits_config
 from modeling import bert_setup
 from options import option
 from training import distribution, inference
@@ -465,5 +466,6 @@ def run_from_options(options):
     bert_config = bert_setup.effective_config(options)
     layer_indexes = parse_layers(options.layers, bert_config.num_hidden_layers)
     tokenizer = tokenization.CachedFullTokenizer.from_vocab_file(options.vocab_file, options.do_lower_case)
+    check_vocab_fits_config(tokenizer.vocab, bert_config.vocab_size, options.vocab_file)
     return run(options.input_file, options.output_file, bert_config, options.init_checkpoint, tokenizer,
                layer_indexes, options.max_seq_length, options.batch_size, options.compiles_forward("float32"))

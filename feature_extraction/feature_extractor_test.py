@@ -3,6 +3,7 @@
 import json
 import logging as std_logging
 import os
+import re
 
 import numpy as np
 import pytest
@@ -458,3 +459,18 @@ def test_a_bad_command_line_is_one_line(argv, message):
         _parse(argv)
     assert exit_info.value.code == "extract_features.py: error: %s Try --help." % message
 
+
+
+def test_a_vocab_beyond_the_config_s_vocab_size_is_refused_before_the_model(tiny, tmp_path):
+    bigger = tmp_path / "vocab.txt"
+    tokens = open(tiny["vocab_file"]).read().split("\n")[:-1]
+    bigger.write_text("".join(token + "\n" for token in tokens + ["extra%d" % i for i in range(5)]))
+    options = feature_extractor.ExtractFeaturesOptions(
+        input_file=write_lines(tmp_path / "input.txt", ["the cat"]), output_file=str(tmp_path / "output.jsonl"),
+        bert_config_file=tiny["bert_config_file"], init_checkpoint=tiny["init_checkpoint"], vocab_file=str(bigger),
+        layers="-1", max_seq_length=16)
+    size = len(tokens)
+    with pytest.raises(ValueError, match="^" + re.escape(
+            "%s has %d lines (ids 0-%d) but bert_config's vocab_size is %d" % (bigger, size + 5, size + 4, size))):
+        feature_extractor.run_from_options(options)
+    assert not (tmp_path / "output.jsonl").exists()
