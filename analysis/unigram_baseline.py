@@ -25,6 +25,7 @@ from absl import logging
 import outputs
 from modeling import pretraining_input
 from options import Options, option
+from training import record_files
 
 
 @dataclasses.dataclass(kw_only=True)
@@ -48,10 +49,26 @@ def masked_token_counts(files, max_seq_length, max_predictions_per_seq, batch_si
     spec = {name: spec[name] for name in ("masked_lm_ids", "masked_lm_weights")}
     counts = collections.Counter()
     dataset = tf.data.TFRecordDataset(files).batch(batch_size).map(lambda records: tf.io.parse_example(records, spec))
-    for batch in dataset:
-        ids = batch["masked_lm_ids"].numpy()
-        counts.update(ids[batch["masked_lm_weights"].numpy() > 0].tolist())
+    try:
+        for batch in dataset:
+            ids = batch["masked_lm_ids"].numpy()
+            counts.update(ids[batch["masked_lm_weights"].numpy() > 0].tolist())
+    except tf.errors.DataLossError as error:
+        raise ValueError(record_files.describe_damage(files, error) + ".") from None
     return counts
+
+
+def read_vocab(path):
+    """The tokens of a vocab.txt, one per line; ValueError naming the line of a byte that is not UTF-8."""
+    tokens = []
+    with open(path, "rb") as f:
+        for number, raw in enumerate(f, 1):
+            try:
+                tokens.append(raw.decode("utf-8").rstrip("\n"))
+            except UnicodeDecodeError as error:
+                raise ValueError("--vocab_file: %s line %d is not UTF-8 (byte %d)." % (path, number, error.start + 1)
+                                 ) from None
+    return tokens
 
 
 def score(train_counts, eval_counts, vocab_size):
@@ -76,8 +93,7 @@ def score(train_counts, eval_counts, vocab_size):
 def run(options):
     """unigram_baseline.py: counts, scores and writes the JSON; returns its dict."""
     options.validate()
-    with open(options.vocab_file, encoding="utf-8") as f:
-        vocab = [line.rstrip("\n") for line in f]
+    vocab = read_vocab(options.vocab_file)
     counts = {}
     for name, flag in (("input_file", "--input_file"), ("eval_input_file", "--eval_input_file")):
         files = pretraining_input.expand_input_files(getattr(options, name), flag)

@@ -62,3 +62,15 @@ def test_a_glob_matching_nothing_names_the_flag(files):
 def test_an_id_outside_the_vocabulary_is_an_error():
     with pytest.raises(ValueError, match=r"Token id 9 .* outside the vocabulary of 8 entries"):
         unigram_baseline.score(collections.Counter({9: 1}), collections.Counter({5: 1}), 8)
+
+
+def test_a_vocab_that_is_not_utf8_and_a_damaged_file_are_named(files, tmp_path):
+    latin1 = tmp_path / "latin1.txt"
+    latin1.write_bytes(b"[PAD]\ncaf\xe9\n")
+    with pytest.raises(ValueError, match=r"^--vocab_file: \S+/latin1.txt line 2 is not UTF-8 \(byte 4\)\.$"):
+        unigram_baseline.run(options(files, vocab_file=str(latin1)))
+    cut = tmp_path / "cut.tfrecord"
+    cut.write_bytes(open(files["held_out"], "rb").read()[:-5])  # the last record cut short
+    with pytest.raises(ValueError, match=r"^Input file \S+/cut.tfrecord is damaged: record 2 \(counting from 1\) "
+                                         r"cannot be read \(.*\); recreate the file\.$"):
+        unigram_baseline.run(options(files, eval_input_file=str(cut)))
