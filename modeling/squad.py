@@ -26,7 +26,6 @@ from classifier_data.features import check_vocab_fits_config
 from modeling import bert_setup, frozen_export
 from options import Options, option
 from serving.export import ExportOptions, export_squad
-from squad_data.examples import examples_from_data
 from training import evaluation, inference, input_checks, process, run_record
 from training import trainer as trainer_lib
 from training.training_options import FineTuningOptions
@@ -88,7 +87,7 @@ def _read_examples(options, flag, is_training):
     path = getattr(options, flag)
     try:
         dataset = squad_data.load_squad_data(path)
-        read = examples_from_data(dataset, path, is_training, options.version_2_with_negative)
+        read = squad_data.examples_from_data(dataset, path, is_training, options.version_2_with_negative)
     except FileNotFoundError as error:
         raise FileNotFoundError("--%s: %s" % (flag, error)) from None
     except ValueError as error:

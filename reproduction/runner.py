@@ -319,7 +319,7 @@ def _run_in_processes(to_run, programs, before_step, output_dir, archive, parall
         for clock in clocks.values():
             clock.stop()
     if failed:
-        raise ChildProcessError("%d step(s) failed: %s. Their logs: %s. Fix the cause and run the same command again: "
-                           "finished steps are skipped, the failed ones resume from their checkpoints."
-                           % (len(failed), ", ".join(child.step.name for child in failed),
-                              ", ".join(child.log for child in failed)))
+        raise ChildProcessError(
+            "%d step(s) failed: %s. Their logs: %s. Fix the cause and run the same command again: finished steps "
+            "are skipped, the failed ones resume from their checkpoints."
+            % (len(failed), ", ".join(child.step.name for child in failed), ", ".join(child.log for child in failed)))

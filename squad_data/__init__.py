@@ -24,6 +24,7 @@ from squad_data.evaluation import has_answers
 from squad_data.evaluation import write_eval_results
 from squad_data.examples import SquadExample
 from squad_data.examples import SquadReadResult
+from squad_data.examples import examples_from_data
 from squad_data.examples import load_squad_data
 from squad_data.examples import read_squad_examples
 from squad_data.examples import split_context
@@ -61,6 +62,7 @@ __all__ = [
     "evaluate",
     "evaluate_v1_1",
     "evaluate_v2_0",
+    "examples_from_data",
     "feature_spec",
     "feature_to_example",
     "features_to_dataset",
