@@ -474,4 +474,6 @@ def _keep_trained(trainer, saved_step, last_saved):
     """
     if trainer.step > saved_step and trainer.worker[1] == 1:
         return "The %d steps trained are saved in %s" % (trainer.step, trainer.save())
-    return "The last checkpoint is %s" % (last_saved or "none")
+    if last_saved:
+        return "The last checkpoint, of step %d, is %s" % (saved_step, last_saved)
+    return "No checkpoint was written: a new run starts from step 0"

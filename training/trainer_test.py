@@ -310,20 +310,36 @@ def _damaged_record_file(path, num_records, cut_bytes):
     return offset
 
 
+def _reading(path):
+    """_task() reading the records at `path`, in file order, batched, repeated."""
+    spec = {k: tf.io.FixedLenFeature([SEQ], tf.int64) for k in ("input_ids", "input_mask", "segment_ids")}
+    spec["label_ids"] = tf.io.FixedLenFeature([], tf.int64)
+    return dataclasses.replace(
+        _task(), input_files=[str(path)],
+        make_dataset=lambda batch_size, _: tf.data.TFRecordDataset(str(path)).map(
+            lambda r: {k: tf.cast(v, tf.int32) for k, v in tf.io.parse_single_example(r, spec).items()}
+        ).repeat().batch(batch_size))
+
+
+@pytest.mark.parametrize("num_records, save_every, ends_with", [
+    (1, 100, "No checkpoint was written: a new run starts from step 0."),
+    (10, 3, "The last checkpoint, of step 3, is %(out)s/model.ckpt-3.")])
+def test_a_damaged_record_met_right_after_a_save_names_the_checkpoint_or_its_absence(
+        tmp_path, num_records, save_every, ends_with):
+    records = tmp_path / "train.tf_record"
+    _damaged_record_file(records, num_records=num_records, cut_bytes=30)
+    with pytest.raises(ValueError, match=r"^Input file \S+ is damaged: record %d \(counting from 1\) cannot be read"
+                       % num_records) as error:
+        # Batches of 3: the damaged record is in the first batch of the run or of its second loop.
+        _train(tmp_path / "out", _reading(records), num_train_steps=6, train_batch_size=3,
+               save_checkpoints_steps=save_every, iterations_per_loop=save_every)
+    assert str(error.value).endswith("recreate the file. " + ends_with % dict(out=tmp_path / "out"))
+
+
 def test_a_damaged_input_record_is_named_and_the_steps_trained_are_kept(tmp_path):
     records = tmp_path / "train.tf_record"
     offset = _damaged_record_file(records, num_records=10, cut_bytes=30)  # Record 10 is cut short.
-    spec = {k: tf.io.FixedLenFeature([SEQ], tf.int64) for k in ("input_ids", "input_mask", "segment_ids")}
-    spec["label_ids"] = tf.io.FixedLenFeature([], tf.int64)
-
-    def task_reading(path):
-        return dataclasses.replace(
-            _task(), input_files=[str(path)],
-            make_dataset=lambda batch_size, _: tf.data.TFRecordDataset(str(path)).map(
-                lambda r: {k: tf.cast(v, tf.int32) for k, v in tf.io.parse_single_example(r, spec).items()}
-            ).repeat().batch(batch_size))
-
-    task = task_reading(records)
+    task = _reading(records)
     output_dir = tmp_path / "out"
     with pytest.raises(ValueError) as error:
         # Batches of 3: records 1-3, 4-6 and 7-9 train; record 10 cannot be read.
@@ -336,7 +352,7 @@ def test_a_damaged_input_record_is_named_and_the_steps_trained_are_kept(tmp_path
     # Exactly the 3 steps: the checkpoint of the same run over 9 good records, at step 3.
     good = tmp_path / "good.tf_record"
     _damaged_record_file(good, num_records=9, cut_bytes=0)
-    _train(tmp_path / "reference", task_reading(good), num_train_steps=6, train_batch_size=3,
+    _train(tmp_path / "reference", _reading(good), num_train_steps=6, train_batch_size=3,
            save_checkpoints_steps=3)
     saved = tf.train.load_checkpoint(str(output_dir / "model.ckpt-3"))
     reference = tf.train.load_checkpoint(str(tmp_path / "reference" / "model.ckpt-3"))
