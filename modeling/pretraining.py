@@ -119,6 +119,10 @@ def _evaluated(model, options, input_files, eval_step=None):
             batches += 1
     except tf.errors.DataLossError as error:
         raise ValueError(record_files.describe_damage(input_files, error) + ".") from None
+    except tf.errors.InvalidArgumentError as error:
+        if not record_files.is_misfit(error):
+            raise
+        raise ValueError(record_files.describe_misfit(input_files, error) + ".") from None
     if batches == 0:
         raise ValueError(
             "No full eval batch of --eval_batch_size=%d in %s." % (options.eval_batch_size, input_files)

@@ -208,6 +208,24 @@ def test_non_tfrecord_input_is_a_clear_error(data_dir, tmp_path):
         pretraining.run(_options(data_dir, tmp_path / "out", input_file=str(bad)))
 
 
+def test_a_file_whose_records_change_length_part_way_is_named_in_training_and_in_evaluation(
+        data_dir, tmp_path, trained):
+    write_records(str(tmp_path / "a"), 20, VOCAB, SEQ, PRED, seed=1)
+    write_records(str(tmp_path / "b"), 20, VOCAB, SEQ // 2, PRED, seed=2)
+    mixed = tmp_path / "mixed.tfrecord"  # TFRecord files concatenate: records 21-40 are half as long.
+    mixed.write_bytes((tmp_path / "a").read_bytes() + (tmp_path / "b").read_bytes())
+    expected = (r"^Input file %s: record 21 \(counting from 1\) has (input_ids|input_mask|segment_ids) of length %d "
+                r"where %d is expected \(the length the flags give, checked on the file's first record\): the file "
+                r"mixes records made with different settings; recreate it\." % (mixed, SEQ // 2, SEQ))
+    with pytest.raises(ValueError, match=expected + r" (The \d+ steps trained are saved in|No checkpoint was written)"):
+        pretraining.run(_options(data_dir, tmp_path / "out", input_file=str(mixed)))
+    output = tmp_path / "trained"
+    shutil.copytree(trained[0], output)
+    with pytest.raises(ValueError, match=expected + "$"):
+        pretraining.run(_options(data_dir, output, input_file=str(mixed), do_train=False, do_eval=True,
+                                 eval_batch_size=8))
+
+
 def test_head_size_flag_overrides_config(data_dir, tmp_path):
     config = bert_setup.effective_config(_options(data_dir, tmp_path, head_size=20))
     assert config.head_size == 20 and config.hidden_size == 32

@@ -435,6 +435,11 @@ def train(options, schedule, strategy, task, freezer, callbacks=()):
         except tf.errors.DataLossError as error:
             raise ValueError("%s. %s." % (record_files.describe_damage(task.input_files, error),
                                           _keep_trained(trainer, saved_step, last_saved))) from None
+        except tf.errors.InvalidArgumentError as error:
+            if not record_files.is_misfit(error):
+                raise
+            raise ValueError("%s. %s." % (record_files.describe_misfit(task.input_files, error),
+                                          _keep_trained(trainer, saved_step, last_saved))) from None
         except tf.errors.UnavailableError as error:
             if trainer.worker[1] == 1:
                 raise

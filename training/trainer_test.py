@@ -336,6 +336,25 @@ def test_a_damaged_record_met_right_after_a_save_names_the_checkpoint_or_its_abs
     assert str(error.value).endswith("recreate the file. " + ends_with % dict(out=tmp_path / "out"))
 
 
+def test_a_record_of_another_length_is_named_and_the_steps_trained_are_kept(tmp_path):
+    records = tmp_path / "train.tf_record"
+    examples = _examples()
+    with tf.io.TFRecordWriter(str(records)) as writer:
+        for i in range(10):
+            writer.write(tf.train.Example(features=tf.train.Features(feature={  # Record 8's input_ids: 1 short.
+                k: tf.train.Feature(int64_list=tf.train.Int64List(
+                    value=np.atleast_1d(v[i])[:SEQ - 1 if i == 7 and k == "input_ids" else SEQ]))
+                for k, v in examples.items()})).SerializeToString())
+    with pytest.raises(ValueError) as error:
+        # Batches of 3: records 1-3 and 4-6 train; the batch of records 7-9 cannot be parsed.
+        _train(tmp_path / "out", _reading(records), num_train_steps=6, train_batch_size=3,
+               save_checkpoints_steps=100, iterations_per_loop=100)
+    assert str(error.value) == (
+        "Input file %s: record 8 (counting from 1) has input_ids of length %d where %d is expected (the length the "
+        "flags give, checked on the file's first record): the file mixes records made with different settings; "
+        "recreate it. The 2 steps trained are saved in %s." % (records, SEQ - 1, SEQ, tmp_path / "out/model.ckpt-2"))
+
+
 def test_a_damaged_input_record_is_named_and_the_steps_trained_are_kept(tmp_path):
     records = tmp_path / "train.tf_record"
     offset = _damaged_record_file(records, num_records=10, cut_bytes=30)  # Record 10 is cut short.
