@@ -97,7 +97,7 @@ def read_examples(input_file):
     lines = text.split("\n")
     if lines[-1] == "":
         lines.pop()  # The final newline does not start another example.
-    examples = []
+    examples, odd = [], []
     for unique_id, line in enumerate(lines):
         line = line.strip()
         match = _PAIR_PATTERN.match(line)
@@ -105,7 +105,21 @@ def read_examples(input_file):
             examples.append(InputExample(unique_id, line, None))
         else:
             examples.append(InputExample(unique_id, match.group(1), match.group(2)))
+        if "|||" in line and (match is None or "|||" in match.group(1) or "|||" in match.group(2)):
+            odd.append(unique_id + 1)
+    if odd:
+        logging.warning("%d line(s) of %s hold '|||' but not as one ' ||| ' (spaces around it) between two texts: "
+                        "line(s) %s. They are read as the original reads them: a line without ' ||| ' is one text, "
+                        "and the last ' ||| ' of a line splits it.", len(odd), input_file, _listed(odd))
     return examples
+
+
+def _listed(numbers):
+    """The first _NUM_LISTED_LINES line numbers, "and N more"."""
+    listed = ", ".join(map(str, numbers[:_NUM_LISTED_LINES]))
+    if len(numbers) > _NUM_LISTED_LINES:
+        listed += " and %d more" % (len(numbers) - _NUM_LISTED_LINES)
+    return listed
 
 
 def _warn_invalid_lines(input_file, data):
@@ -116,11 +130,8 @@ def _warn_invalid_lines(input_file, data):
             line.decode("utf-8")
         except UnicodeDecodeError:
             numbers.append(number)
-    listed = ", ".join(map(str, numbers[:_NUM_LISTED_LINES]))
-    if len(numbers) > _NUM_LISTED_LINES:
-        listed += " and %d more" % (len(numbers) - _NUM_LISTED_LINES)
     logging.warning("Dropped the bytes that are not valid UTF-8 from %d line(s) of %s, as the "
-                    "original does: line(s) %s.", len(numbers), input_file, listed)
+                    "original does: line(s) %s.", len(numbers), input_file, _listed(numbers))
 
 
 def truncate_seq_pair(tokens_a, tokens_b, max_length):

@@ -266,6 +266,19 @@ def test_load_encoder_needs_every_encoder_variable(tiny, tmp_path):
         feature_extractor.load_encoder(config, prefix)
 
 
+def test_lines_with_a_malformed_pair_separator_are_read_as_the_original_and_named(tmp_path, caplog):
+    path = tmp_path / "input.txt"
+    path.write_text("a ||| b\nc|||d\ne ||| f ||| g\nh ||| |||\nplain\n")
+    with caplog.at_level(std_logging.WARNING):
+        examples = feature_extractor.read_examples(str(path))
+    assert [(e.text_a, e.text_b) for e in examples] == [
+        ("a", "b"), ("c|||d", None), ("e ||| f", "g"), ("h", "|||"), ("plain", None)]
+    assert [r.getMessage() for r in caplog.records if r.levelno == std_logging.WARNING] == [
+        "3 line(s) of %s hold '|||' but not as one ' ||| ' (spaces around it) between two texts: line(s) 2, 3, 4. "
+        "They are read as the original reads them: a line without ' ||| ' is one text, and the last ' ||| ' of a "
+        "line splits it." % path]
+
+
 def test_non_utf8_lines_are_named_in_a_warning_and_their_bytes_dropped(tmp_path, caplog):
     path = tmp_path / "input.txt"
     path.write_bytes(b"the cat\na \xff dog\nok\n\xe2\x82 sat\n")
