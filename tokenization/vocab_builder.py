@@ -114,6 +114,7 @@ class ReadProgress:
         self.lines = 0
         self.text_lines = 0
         self.bytes_read = 0
+        self.invalid_lines = 0  # lines with bytes that are not UTF-8 (dropped)
         self._interval = interval_seconds
         self._clock = clock
         self._start = self._last_log = clock()
@@ -130,11 +131,12 @@ class ReadProgress:
                 "ETA of the reading %s" % (self.lines, self.text_lines, self.lines / elapsed,
                                            self.bytes_read / 1e6, 100 * fraction, eta))
 
-    def update(self, lines, text_lines, num_bytes):
+    def update(self, lines, text_lines, num_bytes, invalid_lines=0):
         """Adds one batch's counts (scalar tensors or ints); returns 0 for the graph."""
         self.lines += int(lines)
         self.text_lines += int(text_lines)
         self.bytes_read += int(num_bytes)
+        self.invalid_lines += int(invalid_lines)
         now = self._clock()
         if now - self._last_log >= self._interval:
             self._last_log = now
@@ -142,6 +144,9 @@ class ReadProgress:
         return 0
 
     def finish(self):
+        if self.invalid_lines:
+            logging.warning("Dropped the bytes that are not valid UTF-8 from %d line(s) of the input, as the "
+                            "original's tokenizer drops them: is the text in another encoding?", self.invalid_lines)
         logging.info("Input read: %d lines (%d with text), %.1f MB in %.1f s. Learning the "
                      "WordPieces from the word counts (single-threaded; no progress lines "
                      "until it ends).", self.lines, self.text_lines, self.bytes_read / 1e6,
@@ -164,17 +169,18 @@ def text_dataset(files, progress=None, lines_per_batch=_LINES_PER_BATCH):
       UTF-8.
     """
     def read(batch):
+        # As FullTokenizer's convert_to_unicode: invalid bytes vanish.
+        valid = tf.strings.unicode_transcode(batch, "UTF-8", "UTF-8", errors="ignore")
         if progress is not None:
             text = tf.strings.length(tf.strings.strip(batch)) > 0
             # +1 per line for its "\n" (the last line of a file may lack one).
             num_bytes = tf.reduce_sum(tf.strings.length(batch)) + tf.size(batch)
             counted = tf.py_function(progress.update, [tf.size(batch), tf.reduce_sum(
-                tf.cast(text, tf.int32)), num_bytes], Tout=tf.int64)
+                tf.cast(text, tf.int32)), num_bytes, tf.reduce_sum(tf.cast(valid != batch, tf.int32))],
+                Tout=tf.int64)
             with tf.control_dependencies([counted]):
-                batch = tf.identity(batch)
-        # As FullTokenizer's convert_to_unicode: invalid bytes vanish.
-        batch = tf.strings.unicode_transcode(batch, "UTF-8", "UTF-8", errors="ignore")
-        return tf.boolean_mask(batch, tf.strings.length(tf.strings.strip(batch)) > 0)
+                valid = tf.identity(valid)
+        return tf.boolean_mask(valid, tf.strings.length(tf.strings.strip(valid)) > 0)
 
     dataset = tf.data.TextLineDataset(files).batch(lines_per_batch).map(read)
     if progress is not None:

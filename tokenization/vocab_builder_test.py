@@ -202,11 +202,15 @@ def test_progress_is_logged_while_reading_and_when_the_reading_ends(corpus, capl
     assert any(m.startswith("Learned ") for m in messages)
 
 
-def test_invalid_utf8_bytes_are_dropped_as_full_tokenizer_drops_them(tmp_path):
+def test_invalid_utf8_bytes_are_dropped_as_full_tokenizer_drops_them_and_counted(tmp_path, caplog):
     path = tmp_path / "a.txt"
     path.write_bytes(b"caf\xff\xfe\n" * 20 + b"cafe\n" * 20)
-    vocab = vocab_builder.learn_vocab([str(path)], 50, True, vocab_builder.reserved_tokens(0))
+    with caplog.at_level(logging.WARNING):
+        vocab = vocab_builder.learn_vocab([str(path)], 50, True, vocab_builder.reserved_tokens(0))
     assert "caf" in vocab and not any("\ufffd" in token for token in vocab)
+    assert [record.getMessage() for record in caplog.records if record.levelno == logging.WARNING] == [
+        "Dropped the bytes that are not valid UTF-8 from 20 line(s) of the input, as the original's tokenizer drops "
+        "them: is the text in another encoding?"]
 
 
 def test_more_characters_than_room_keeps_vocab_size_tokens(tmp_path, caplog):
