@@ -6,6 +6,8 @@
 """
 
 import dataclasses
+import json
+import os
 from typing import Optional
 
 import tensorflow as tf
@@ -22,6 +24,7 @@ from modeling import bert_setup, frozen_export
 from modeling.squad import SquadAnswerOptions
 from options import default_of, option
 from serving import export
+from training import run_record
 from training.training_options import DtypeOptions, InitCheckpointOptions, VocabOptions
 
 EXPORT_TYPES = ("classifier", "squad", "encoder")
@@ -71,6 +74,24 @@ def build_model(options, config):
     return modeling.build_model(modeling.BertModel(config)), export.export_encoder
 
 
+def check_task_matches_run(options):
+    """Refuses --task_name when the checkpoint's folder holds a run.json of run_classifier.py with another task.
+
+    Two tasks with as many labels (SST-2 and QNLI) load the same variables: the export would serve the other
+    task's label names without a word.
+    """
+    directory = os.path.dirname(init_checkpoint_lib.check(options.init_checkpoint))
+    path = os.path.join(directory, run_record.RUN_FILE)
+    if options.export_type != "classifier" or not tf.io.gfile.exists(path):
+        return
+    with tf.io.gfile.GFile(path) as f:
+        recorded = json.load(f).get("task_name")
+    if recorded and (processors.canonical_task_name(recorded) !=
+                     processors.canonical_task_name(options.task_name, "task_name")):
+        raise ValueError("--task_name=%s: %s records a run fine-tuned on --task_name=%s; export it with that "
+                         "task's labels (--task_name=%s)." % (options.task_name, path, recorded, recorded))
+
+
 def run(options):
     """Loads --init_checkpoint into the --export_type model and exports it; returns the version's path.
 
@@ -79,6 +100,7 @@ def run(options):
         model (naming them).
     """
     options.validate()
+    check_task_matches_run(options)
     if options.max_seq_length is None:
         options = dataclasses.replace(options, max_seq_length=DEFAULT_MAX_SEQ_LENGTH[options.export_type])
     tokenization.validate_case_matches_checkpoint(options.do_lower_case, options.init_checkpoint)

@@ -200,6 +200,11 @@ def test_export_model_errors_name_the_flag(files, exports, tmp_path):
                                          r"output_weights: checkpoint shape \[3, 32\], model shape \[2, 32\]; "
                                          r"output_bias: checkpoint shape \[3\], model shape \[2\]$"):
         export_model.run(_export_options(files, tmp_path, task_name="CoLA", init_checkpoint=mnli_prefix))
+    # XNLI has MNLI's three labels: only run_classifier.py's record of the run tells them apart.
+    (tmp_path / "mnli" / "run.json").write_text(json.dumps(dict(task_name="MNLI", train_batch_size=32)))
+    with pytest.raises(ValueError, match=r"^--task_name=XNLI: %s records a run fine-tuned on --task_name=MNLI; export "
+                                         r"it with that task's labels \(--task_name=MNLI\)\.$" % (tmp_path / "mnli/run.json")):
+        export_model.run(_export_options(files, tmp_path, task_name="XNLI", init_checkpoint=mnli_prefix))
     # An encoder export of the same checkpoint works, with export_model's default length.
     path = export_model.run(_export_options(files, tmp_path, export_type="encoder", max_seq_length=None,
                                             init_checkpoint=encoder_prefix))
