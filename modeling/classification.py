@@ -178,10 +178,15 @@ class ClassifierRun:
 
     def _nonempty(self, examples, mode, file_of, *args):
         """`examples`; none (a file with only its header) is an error naming the file, file_of(data_dir, *args),
-        and the --do_<mode> that reads it."""
+        and the --do_<mode> that reads it (a processor written for the original's API, without `set_files`,
+        names no file: the set and the --data_dir are named)."""
         if not examples:
+            try:
+                source = file_of(self.options.data_dir, *args)
+            except KeyError:
+                source = "The %s set of --data_dir=%s" % (args[-1], self.options.data_dir)
             raise ValueError("%s has no examples; task %s reads it from --data_dir for --do_%s."
-                             % (file_of(self.options.data_dir, *args), self.options.task_name, mode))
+                             % (source, self.options.task_name, mode))
         return examples
 
     def _read_train_set(self):

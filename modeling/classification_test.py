@@ -10,6 +10,7 @@ import pytest
 import tensorflow as tf
 import tf_keras
 
+from classifier_data import processors
 from freezing import seeded_values
 from modeling import classification, export_model, pretraining
 from modeling import classifier_model
@@ -257,6 +258,27 @@ def test_empty_train_dev_and_test_files_fail_before_training(glue, tmp_path):
         with pytest.raises(ValueError, match="^%s$" % re.escape(message)):
             classification.run(_options(glue, output, data_dir=str(data), **flags))
         assert not output.exists()  # Found before anything was trained or written.
+
+
+def test_an_empty_set_of_a_processor_written_for_the_originals_api_is_named(glue, tmp_path, monkeypatch):
+    """A processor without set_files (the original's API): the set and --data_dir are named, not a KeyError."""
+    mnli = processors.MnliProcessor()
+
+    class Custom(processors.DataProcessor):
+        def get_train_examples(self, data_dir):
+            return mnli.get_train_examples(data_dir)
+
+        def get_dev_examples(self, data_dir):
+            return []
+
+        def get_labels(self):
+            return mnli.get_labels()
+
+    monkeypatch.setitem(processors.PROCESSORS, "custom", Custom)
+    with pytest.raises(ValueError, match="^%s$" % re.escape(
+            "The dev set of --data_dir=%s has no examples; task custom reads it from --data_dir for --do_eval."
+            % (glue / "MNLI"))):
+        classification.run(_options(glue, tmp_path / "out", task_name="custom", do_predict=False))
 
 
 def test_sts_b_regression(glue, tmp_path):
