@@ -21,8 +21,10 @@ _SUFFIXES = ["ing", "ed", "s", "er", "ation", "able", "ment", "ly"]
 def vocab_tokens():
     """The test vocab, list of str in file order."""
     pieces = ["##" + suffix for suffix in _SUFFIXES]
-    return (SPECIAL_TOKENS + [".", ","] + list(_LETTERS) + ["##" + c for c in _LETTERS]
-            + _COMMON + _ROOTS + pieces)
+    # Each token once ("a" is a letter and a word, "##s" a letter piece and a suffix): a vocab.txt
+    # with a repeated token is named in a warning, and the tokenizer keeps its last id.
+    return list(dict.fromkeys(SPECIAL_TOKENS + [".", ","] + list(_LETTERS) + ["##" + c for c in _LETTERS]
+                              + _COMMON + _ROOTS + pieces))
 
 
 def write_vocab(path):
