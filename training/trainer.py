@@ -230,7 +230,14 @@ class Trainer:
                     "from %s. Use a new --output_dir to start from --init_checkpoint.",
                     options.init_checkpoint, options.output_dir, self.resume_from)
             else:
-                init_checkpoint.load(self.model, options.init_checkpoint)
+                result = init_checkpoint.load(self.model, options.init_checkpoint)
+                if not result.loaded:
+                    # The original trains on from the initial values then; it is always a wrong path.
+                    raise ValueError(
+                        "--init_checkpoint=%s holds none of this model's %d variables (it holds %s): a checkpoint "
+                        "of another model? Give one of this model, or no --init_checkpoint to train from scratch."
+                        % (options.init_checkpoint, len(result.missing), ", ".join(result.unexpected[:3])
+                           + (" and %d more" % (len(result.unexpected) - 3) if len(result.unexpected) > 3 else "")))
         plan = freezer.plan(self.variables, loaded)
         if not self.resume_from:
             freezer.reinitialize(plan, self.variables)

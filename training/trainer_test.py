@@ -10,6 +10,7 @@ import tensorflow as tf
 import tf_keras
 
 import modeling
+from checkpoints import tf1_checkpoint
 from checkpoints.training_checkpoint import optimizer_slots
 from modeling.classification import losses_fn
 from modeling.family import FAMILY
@@ -281,6 +282,18 @@ def test_log_steps_gives_a_line_every_n_steps_within_long_loops(tmp_path, caplog
     assert steps == [2, 4, 5]
     assert [line.split(":")[0] for line in caplog.messages if line.startswith("step ")] == [
         "step 2/5", "step 4/5", "step 5/5"]
+
+
+def test_an_init_checkpoint_of_another_model_is_refused_before_training(tmp_path):
+    prefix = str(tmp_path / "other" / "model.ckpt")
+    tf1_checkpoint.write_tensors(prefix, {"decoder/w%d" % i: np.zeros([2], np.float32) for i in range(5)})
+    with pytest.raises(ValueError, match=r"^--init_checkpoint=%s holds none of this model's \d+ variables \(it holds "
+                                         r"decoder/w0, decoder/w1, decoder/w2 and 2 more\): a checkpoint of another "
+                                         r"model\? Give one of this model, or no --init_checkpoint to train from "
+                                         r"scratch\.$" % prefix):
+        _train(tmp_path / "out", _task(), init_checkpoint=prefix)
+    assert not (tmp_path / "out").exists() or not any(name.startswith("model.ckpt")
+                                                      for name in os.listdir(tmp_path / "out"))
 
 
 def test_init_checkpoint_ignored_on_resume_is_a_warning(tmp_path, caplog):
