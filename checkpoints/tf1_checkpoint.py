@@ -165,11 +165,19 @@ def _log_load(path, result):
             path,
             "\n  ".join(result.missing),
         )
-    if result.unexpected:
+    # Another task's head (cls/ of pre-training, a classifier's output layer) is left out as the original
+    # leaves it; the checkpoint's encoder variables left out mean a deeper or another encoder than the model's.
+    encoder = [name for name in result.unexpected if name.startswith("bert/")]
+    if encoder:
+        logging.warning(
+            "%d variables of the checkpoint's encoder are not in this model, which has fewer layers or another "
+            "structure (is --bert_config_file the checkpoint's?):\n  %s", len(encoder), "\n  ".join(encoder))
+    heads = [name for name in result.unexpected if name not in encoder]
+    if heads:
         logging.info(
             "%d checkpoint variables are not used by this model:\n  %s",
-            len(result.unexpected),
-            "\n  ".join(result.unexpected),
+            len(heads),
+            "\n  ".join(heads),
         )
 
 

@@ -103,6 +103,20 @@ def test_missing_and_unexpected_are_reported(tmp_path, caplog):
     assert "2 model variables are not in" in caplog.text and "output_weights" in caplog.text
     assert "7 checkpoint variables are not used by this model" in caplog.text
     assert "cls/seq_relationship/output_bias" in caplog.text
+    assert not [record for record in caplog.records if "encoder are not in this model" in record.getMessage()]
+
+
+def test_a_deeper_checkpoints_extra_layers_are_named_in_a_warning(tmp_path, caplog):
+    deeper = modeling.BertConfig.from_dict(dict(CONFIG.to_dict(), num_hidden_layers=CONFIG.num_hidden_layers + 1))
+    tensors = reference.random_original_tensors(deeper, seed=2, pretraining=False)
+    prefix = reference.write_tf1_checkpoint(str(tmp_path / "bert_model.ckpt"), tensors)
+    with caplog.at_level(logging.INFO):
+        result = modeling.load_checkpoint(modeling.build_model(modeling.BertModel(CONFIG)), prefix)
+    extra = sorted(n for n in tensors if n.startswith("bert/encoder/layer_%d/" % CONFIG.num_hidden_layers))
+    assert result.unexpected == extra and len(extra) == 16
+    warnings = [record.getMessage() for record in caplog.records if record.levelno == logging.WARNING]
+    assert warnings == ["16 variables of the checkpoint's encoder are not in this model, which has fewer layers or "
+                        "another structure (is --bert_config_file the checkpoint's?):\n  " + "\n  ".join(extra)]
 
 
 def test_shape_mismatch_names_variable_and_both_shapes(tmp_path):
