@@ -92,7 +92,9 @@ def describe_misfit(files, error):
         return "Reading the input failed: a record's %s cannot be parsed%s" % (
             key, " (%s values where %d are expected)" % (size, length) if batched else "")
     path, number, actual, length = found
-    held = "is not a tf.train.Example" if actual is None else "has %s of length %d" % (key, actual)
-    return ("Input file %s: record %d (counting from 1) %s where %s is expected (the length the flags give, "
-            "checked on the file's first record): the file mixes records made with different settings; recreate it"
-            % (path, number, held, length))
+    if actual is None:
+        return "Input file %s: record %d (counting from 1) is not a tf.train.Example; recreate the file" % (
+            path, number)
+    return ("Input file %s: record %d (counting from 1) has %s of length %d where %d is expected (the length the "
+            "flags give, checked on the file's first record): the file mixes records made with different settings; "
+            "recreate it" % (path, number, key, actual, length))

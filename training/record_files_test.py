@@ -63,4 +63,8 @@ def test_a_record_of_another_length_is_found_from_the_parse_ops_error(tmp_path):
     # Files that all fit (another set than the one read): TensorFlow's figures, without a file.
     assert record_files.describe_misfit([str(good)], error) == (
         "Reading the input failed: a record's input_ids cannot be parsed (3 values where 4 are expected)")
+    # A record that is not a tf.Example at all.
+    _write(mixed, [_example(4), b"not a protocol buffer \xff"])
+    assert record_files.describe_misfit([str(mixed)], error) == (
+        "Input file %s: record 2 (counting from 1) is not a tf.train.Example; recreate the file" % mixed)
     assert not record_files.is_misfit(tf.errors.InvalidArgumentError(None, None, "indices[0] = 9 is not in [0, 5)"))
