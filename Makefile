@@ -30,7 +30,7 @@ $(EXTENSIONS_STAMP): $(STAMP) $(CYTHON_SOURCES) $(CYTHON_HEADERS)
 test: setup
 	$(PY) -m pytest -n 2 --durations=15 $(PYTEST_ARGS)
 
-# On a real Slurm (tests/slurm/): tools/local_slurm.sh installs Debian's slurm-wlm and munge when
+# On a real Slurm (tests/slurm/): tools/local_slurm.sh installs Debian's slurmctld, slurmd and munge when
 # missing (root) and runs slurmctld and slurmd on localhost; skipped, saying why, where it cannot.
 test-slurm: setup
 	$(PY) -m pytest -m slurm tests/slurm $(PYTEST_ARGS)

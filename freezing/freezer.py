@@ -146,7 +146,9 @@ class Freezer:
         with tf.io.gfile.GFile(path) as f:
             recorded = json.load(f).get("flags", {})
         flags = self.recorded_flags()
-        for key in ("freeze", "reinit", "save_frozen"):
+        # --random_seed too, where recorded: with --save_frozen=seed a checkpoint's manifest would name the new
+        # seed for frozen values the old one drew, and the run's record would name a seed it did not start from.
+        for key in ("freeze", "reinit", "save_frozen") + (("random_seed",) if "random_seed" in recorded else ()):
             if recorded.get(key, "") != flags.get(key, ""):
                 raise ValueError(
                     "%s records --%s=%r but this run has --%s=%r; use the recorded flags to "

@@ -25,8 +25,8 @@ class _Options(FreezingOptions):
     random_seed: int = option(3, "The seed of the run.")
 
 
-def _freezer(freeze="", reinit="", save_frozen="values"):
-    options = _Options(freeze=freeze, reinit=reinit, save_frozen=save_frozen)
+def _freezer(freeze="", reinit="", save_frozen="values", random_seed=3):
+    options = _Options(freeze=freeze, reinit=reinit, save_frozen=save_frozen, random_seed=random_seed)
     return Freezer(options, BERT_PARAMETER_GROUPS, CONFIG.num_hidden_layers, bert_model.initializers(CONFIG))
 
 
@@ -96,3 +96,9 @@ def test_record_writes_the_report_and_refuses_other_flags(model, tmp_path):
     _freezer(freeze="pooler").check_recorded(str(tmp_path))  # The same flags resume.
     with pytest.raises(ValueError, match=r"parameters.json records --freeze='pooler' but this run has --freeze='ffn'"):
         _freezer(freeze="ffn").check_recorded(str(tmp_path))
+    with pytest.raises(ValueError, match=r"parameters.json records --random_seed=3 but this run has --random_seed=4"):
+        _freezer(freeze="pooler", random_seed=4).check_recorded(str(tmp_path))
+    # A record written before --random_seed was recorded resumes with any seed.
+    written["flags"].pop("random_seed")
+    (tmp_path / PARAMETERS_FILE).write_text(json.dumps(written))
+    _freezer(freeze="pooler", random_seed=4).check_recorded(str(tmp_path))

@@ -2,7 +2,7 @@
 # A real Slurm on this machine, for the Slurm tests and for trying --launcher=slurm:
 # munged, slurmctld and slurmd on localhost, one node with this machine's CPUs.
 #
-#   tools/local_slurm.sh start    # installs Debian's slurm-wlm and munge when absent (root)
+#   tools/local_slurm.sh start    # installs Debian's slurmctld, slurmd, slurm-client and munge when absent (root)
 #   eval "$(tools/local_slurm.sh env)"   # SLURM_CONF for sbatch, srun, squeue, scancel
 #   tools/local_slurm.sh stop
 #

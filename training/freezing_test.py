@@ -170,11 +170,15 @@ def test_save_frozen_by_seed_leaves_tensors_out_and_regenerates_them(setup, tmp_
         modeling.load_checkpoint(model, prefix)
 
 
-def test_resume_with_other_freeze_flags_is_refused(setup, tmp_path):
+def test_resume_with_other_freeze_flags_or_seed_is_refused(setup, tmp_path):
     output = tmp_path / "out"
-    pretraining.run(_options(setup, output, freeze="attention", num_train_steps=3, save_checkpoints_steps=3))
+    pretraining.run(_options(setup, output, freeze="attention", save_frozen="seed", num_train_steps=3,
+                             save_checkpoints_steps=3))
     with pytest.raises(ValueError, match=r"parameters.json records --freeze='attention' but this run has --freeze='ffn'"):
-        pretraining.run(_options(setup, output, freeze="ffn"))
+        pretraining.run(_options(setup, output, freeze="ffn", save_frozen="seed"))
+    # Its next checkpoint's manifest would name seed 6 for the frozen values seed 5 drew.
+    with pytest.raises(ValueError, match=r"parameters.json records --random_seed=5 but this run has --random_seed=6"):
+        pretraining.run(_options(setup, output, freeze="attention", save_frozen="seed", random_seed=6))
 
 
 def test_bad_selector_names_the_flag(setup, tmp_path):
