@@ -236,8 +236,9 @@ class Trainer:
                     raise ValueError(
                         "--init_checkpoint=%s holds none of this model's %d variables (it holds %s): a checkpoint "
                         "of another model? Give one of this model, or no --init_checkpoint to train from scratch."
-                        % (options.init_checkpoint, len(result.missing), ", ".join(result.unexpected[:3])
-                           + (" and %d more" % (len(result.unexpected) - 3) if len(result.unexpected) > 3 else "")))
+                        % (options.init_checkpoint, len(result.missing), (", ".join(result.unexpected[:3])
+                           + (" and %d more" % (len(result.unexpected) - 3) if len(result.unexpected) > 3 else ""))
+                           or "no model variable at all"))
         plan = freezer.plan(self.variables, loaded)
         if not self.resume_from:
             freezer.reinitialize(plan, self.variables)

@@ -292,6 +292,11 @@ def test_an_init_checkpoint_of_another_model_is_refused_before_training(tmp_path
                                          r"model\? Give one of this model, or no --init_checkpoint to train from "
                                          r"scratch\.$" % prefix):
         _train(tmp_path / "out", _task(), init_checkpoint=prefix)
+    state_only = str(tmp_path / "state" / "model.ckpt")
+    tf1_checkpoint.write_tensors(state_only, {"global_step": np.array(7, np.int64)})
+    with pytest.raises(ValueError, match=r"^--init_checkpoint=%s holds none of this model's \d+ variables \(it holds "
+                                         r"no model variable at all\)" % state_only):
+        _train(tmp_path / "out", _task(), init_checkpoint=state_only)
     assert not (tmp_path / "out").exists() or not any(name.startswith("model.ckpt")
                                                       for name in os.listdir(tmp_path / "out"))
 
