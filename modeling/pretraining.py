@@ -117,12 +117,11 @@ def _evaluated(model, options, input_files, eval_step=None):
             outputs, losses = eval_step(batch)
             metrics.update(outputs, batch, losses)
             batches += 1
-    except tf.errors.DataLossError as error:
-        raise ValueError(record_files.describe_damage(input_files, error) + ".") from None
-    except tf.errors.InvalidArgumentError as error:
-        if not record_files.is_misfit(error):
+    except (tf.errors.DataLossError, tf.errors.InvalidArgumentError) as error:
+        described = record_files.describe_input_error(input_files, error)
+        if described is None:
             raise
-        raise ValueError(record_files.describe_misfit(input_files, error) + ".") from None
+        raise ValueError(described + ".") from None
     if batches == 0:
         raise ValueError(
             "No full eval batch of --eval_batch_size=%d in %s." % (options.eval_batch_size, input_files)

@@ -7,6 +7,7 @@ neither the file nor the record. Reading the files again, one at a time and
 in order, finds both; it runs only after such an error.
 """
 
+import math
 import re
 
 from google.protobuf import message as protobuf_message
@@ -82,9 +83,7 @@ def describe_misfit(files, error):
     batched = _MISFIT.search(error.message)
     if batched:
         key, size, shape = batched.groups()
-        length = 1
-        for dimension in shape.replace(",", " ").split():
-            length *= int(dimension)
+        length = math.prod(int(dimension) for dimension in shape.replace(",", " ").split())
     else:
         key, size, length = _MISFIT_SINGLE.search(error.message).group(1), None, None
     found = find_misfit_record(files, key, length)
@@ -98,3 +97,13 @@ def describe_misfit(files, error):
     return ("Input file %s: record %d (counting from 1) has %s of length %d where %d is expected (the length the "
             "flags give, checked on the file's first record): the file mixes records made with different settings; "
             "recreate it" % (path, number, key, actual, length))
+
+
+def describe_input_error(files, error):
+    """One sentence for an error of reading `files` that a record is to blame for (a damaged record, a record of
+    another length), or None for any other error."""
+    if isinstance(error, tf.errors.DataLossError):
+        return describe_damage(files, error)
+    if isinstance(error, tf.errors.InvalidArgumentError) and is_misfit(error):
+        return describe_misfit(files, error)
+    return None

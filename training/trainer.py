@@ -440,14 +440,11 @@ def train(options, schedule, strategy, task, freezer, callbacks=()):
         start = time.time()
         try:
             losses = trainer.run_steps(target - step)
-        except tf.errors.DataLossError as error:
-            raise ValueError("%s. %s." % (record_files.describe_damage(task.input_files, error),
-                                          _keep_trained(trainer, saved_step, last_saved))) from None
-        except tf.errors.InvalidArgumentError as error:
-            if not record_files.is_misfit(error):
+        except (tf.errors.DataLossError, tf.errors.InvalidArgumentError) as error:
+            described = record_files.describe_input_error(task.input_files, error)
+            if described is None:
                 raise
-            raise ValueError("%s. %s." % (record_files.describe_misfit(task.input_files, error),
-                                          _keep_trained(trainer, saved_step, last_saved))) from None
+            raise ValueError("%s. %s." % (described, _keep_trained(trainer, saved_step, last_saved))) from None
         except tf.errors.UnavailableError as error:
             if trainer.worker[1] == 1:
                 raise
