@@ -59,6 +59,9 @@ class EarlyStoppingOptions(ModesOptions):
         if self.early_stopping_patience and self.do_train and not self.do_eval:
             raise ValueError("--early_stopping_patience=%d needs --do_eval: early stopping watches the held-out "
                              "figure of each checkpoint." % self.early_stopping_patience)
+        if self.early_stopping_patience and not self.do_train:
+            logging.warning("--early_stopping_patience=%d has no effect without --do_train: it stops training, "
+                            "and this run only evaluates or predicts.", self.early_stopping_patience)
 
 
 def read_state(output_dir):

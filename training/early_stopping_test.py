@@ -29,3 +29,16 @@ def test_a_flat_noisy_run_and_a_run_that_did_not_stop_were_not():
     assert not early_stopping.stopped_too_soon(_state(flat), "bleu", True, 5)
     assert not early_stopping.stopped_too_soon(_state([1.0, 2.0, 3.0], stopped=False), "bleu", True, 5)
     assert not early_stopping.stopped_too_soon({}, "bleu", True, 5)
+
+
+def test_patience_without_training_is_named_in_a_warning(tmp_path, caplog):
+    options = early_stopping.EarlyStoppingOptions(output_dir=str(tmp_path), do_eval=True, early_stopping_patience=3)
+    with caplog.at_level("WARNING"):
+        options.validate()
+    assert ("--early_stopping_patience=3 has no effect without --do_train: it stops training, and this run only "
+            "evaluates or predicts.") in caplog.text
+    caplog.clear()
+    with caplog.at_level("WARNING"):
+        early_stopping.EarlyStoppingOptions(output_dir=str(tmp_path), do_eval=True, do_train=True,
+                                            early_stopping_patience=3).validate()
+    assert "early_stopping_patience" not in caplog.text
