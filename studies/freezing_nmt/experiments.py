@@ -123,10 +123,10 @@ TINY = NmtScale(name="tiny", presets=("transformer-tiny",), shrink=4, num_encode
 # encoder over a shallow decoder, 8 heads) at 3 + 1 layers with d, d_p and the FFN divided by 4 (d = 64,
 # d_p = 8, FFN 384); a 4k joint vocabulary; batches of 128 pairs (227 steps an epoch); the preset's schedule
 # at a peak of 2e-3 after 150 steps. Trained to convergence as the study trains: a dev BLEU every 250 steps
-# (1.1 epochs), stopping after 5 evaluations without a better one (the study's toolkit counts patience in
-# validations, 10 by default; 5 here, about 5.5 epochs, to fit the machine), at most 20000 steps (88 epochs,
-# a cap meant to stay well past where early stopping ends a run). Three seeds for the baseline
-# and the one-frozen rows.
+# (1.1 epochs), stopping after 5 evaluations without a better one and no rise beyond noise in the last 10
+# (training/stopping.py; the study's toolkit counts patience in validations, 10 by default; 5 here, about
+# 5.5 epochs, to fit the machine), at most 20000 steps (88 epochs, a cap meant to stay well past where early
+# stopping ends a run). Three seeds for the baseline and the one-frozen rows.
 SMALL = NmtScale(name="small", presets=("transformer-tiny",), shrink=4, num_encoder_layers=3, num_decoder_layers=1,
                  vocab_size=4000, train_batch_size=128, num_train_steps=20000, num_warmup_steps=150,
                  learning_rate=2e-3, save_checkpoints_steps=250, early_stopping_patience=5, beam_size=4,

@@ -23,10 +23,10 @@ SCALE_NOTES = {
     "paper": "Paper scale: transformer-big, -base and -tiny presets, trained to the best dev BLEU.",
     "small": "**Small scale** (transformer-tiny's shape at 3 + 1 layers and 8 heads, with d, d_p and the FFN "
              "divided by 4: d = 64, d_p = 8, FFN 384; a 4k joint vocabulary; batches of 128 pairs, trained to "
-             "convergence: a dev BLEU every 250 steps, stopping after 5 without a better one, at most 20000 steps; "
-             "seeds 1, 2 and 3 for the baseline and the one-frozen rows) on a real corpus given by path: what one "
-             "machine with 2 CPU cores can show of the paper's findings. Not the paper's numbers: those need its "
-             "corpora and models at paper scale.",
+             "convergence: a dev BLEU every 250 steps, stopping after 5 without a better one and no rise beyond "
+             "noise in the last 10, at most 20000 steps; seeds 1, 2 and 3 for the baseline and the one-frozen "
+             "rows) on a real corpus given by path: what one machine with 2 CPU cores can show of the paper's "
+             "findings. Not the paper's numbers: those need its corpora and models at paper scale.",
     "small_d32": "**Small scale, d = 32** (the small scale's data, 3 + 1 layers, 8 heads, vocabulary, schedule, "
                  "stopping rule and seeds, with d = 32, d_p = 4, FFN 192): the narrow end of the width ladder; "
                  "the baseline and the one-frozen rows only.",
@@ -114,7 +114,8 @@ def plan_markdown(steps, scale):
     lines += ["", "Schedule: each preset's (run_translation.py --preset), batch %d sentence pairs, at most %d steps, "
               "a dev BLEU evaluation every %d steps%s." % (
                   scale.train_batch_size, scale.num_train_steps, scale.save_checkpoints_steps,
-                  ", stopping after %d without a better one" % scale.early_stopping_patience
+                  ", stopping after %d without a better one and no rise beyond noise in the last %d" % (
+                      scale.early_stopping_patience, 2 * scale.early_stopping_patience)
                   if scale.early_stopping_patience else ""),
               "", "What the paper states: %s" % nmt_experiments.PAPER_STATEMENT, "", "## Steps", ""]
     lines += ["%d. `%s` — %s" % (i, s.name, s.program) for i, s in enumerate(steps, 1)]

@@ -148,7 +148,10 @@ def test_small_scale_configs_seeds_and_plan(tmp_path, capsys):
                                                 for r in nmt_experiments.rows(scale)]
     assert order[10:] == ["transformer-tiny_%s_seed%d" % (n, seed) for seed in (2, 3)
                           for n in ("none", "embeddings", "attention", "ffn")]
-    assert "Seeds 1, 2, 3 for transformer-tiny/none, transformer-tiny/embeddings" in open(written["plan_md"]).read()
+    plan_md = open(written["plan_md"]).read()
+    assert "Seeds 1, 2, 3 for transformer-tiny/none, transformer-tiny/embeddings" in plan_md
+    assert ("a dev BLEU evaluation every 250 steps, stopping after 5 without a better one and no rise beyond noise "
+            "in the last 10.") in plan_md
     # Trained to convergence: at most 20000 steps, stopping after 5 dev evaluations without a better BLEU.
     assert plan_sh.count("--num_train_steps=20000") == 18 and plan_sh.count("--early_stopping_patience=5") == 18
     assert "Expected time" not in capsys.readouterr().out  # not measured at this scale yet
